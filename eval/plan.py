@@ -1,0 +1,91 @@
+"""The expanded plan of a cohort file: cohorts, units, GPUs and launch commands, without starting anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from eval.spec.load import LoadedSpec
+from eval.spec.matrix import Cohort
+from eval.stacks.commands import cohort_commands
+
+# Sizes of public datasets, so a plan can count units offline.
+KNOWN_DATASET_SIZES = {
+    "SWE-bench/SWE-bench_Verified": 500,
+    "princeton-nlp/SWE-bench_Verified": 500,
+    "SWE-bench/SWE-bench_Lite": 300,
+}
+
+
+def model_path_for_plan(loaded: LoadedSpec) -> str:
+    m = loaded.spec.model
+    if m.path is not None:
+        return m.path
+    assert m.generate is not None
+    return f"<generated {m.generate.kind} seed={m.generate.seed}>"
+
+
+def _count_local(path: Path) -> int | None:
+    if path.is_dir():
+        path = path / "instances.jsonl"
+    if path.suffix == ".jsonl" and path.is_file():
+        return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return None
+
+
+def swebench_instances(loaded: LoadedSpec) -> int | None:
+    """How many instances a SWE-bench workload covers (None when it cannot be known offline)."""
+    sw = loaded.spec.workloads.swebench
+    if sw is None or not sw.enabled:
+        return 0
+    if sw.instances is not None:
+        n: int | None = len(sw.instances)
+    elif sw.expected_instances is not None:
+        n = sw.expected_instances
+    elif sw.path is not None:
+        n = _count_local(loaded.spec.resolve(sw.path))
+    else:
+        n = KNOWN_DATASET_SIZES.get(sw.dataset)
+    if n is not None and sw.limit is not None:
+        n = min(n, sw.limit)
+    return n
+
+
+def canary_probes(loaded: LoadedSpec) -> int:
+    c = loaded.spec.workloads.canary
+    if c is None or not c.enabled:
+        return 0
+    return len(c.modes) * c.probes_per_mode
+
+
+def cohort_plan(loaded: LoadedSpec, cohort: Cohort) -> dict[str, Any]:
+    sw = loaded.spec.workloads.swebench
+    instances = swebench_instances(loaded)
+    repeats = sw.repeats if sw is not None and sw.enabled else 0
+    units = None if instances is None else instances * repeats
+    commands = cohort_commands(loaded.spec, cohort, model_path_for_plan(loaded))
+    return {
+        "name": cohort.name,
+        "label": cohort.label,
+        "factors": cohort.factors,
+        "factor_labels": cohort.factor_labels,
+        "control": cohort.control,
+        "instances": instances,
+        "repeats": repeats,
+        "units": units,
+        "probes": canary_probes(loaded),
+        "gpus": cohort.gpus if loaded.spec.server.device == "cuda" else 0,
+        "commands": [p.shell() for p in commands],
+    }
+
+
+def build_plan(loaded: LoadedSpec) -> dict[str, Any]:
+    cohorts = [cohort_plan(loaded, c) for c in loaded.cohorts]
+    return {
+        "name": loaded.spec.name,
+        "spec_hash": loaded.output_hash,
+        "executor": loaded.spec.executor.kind,
+        "cohorts": cohorts,
+        "total_units": None if any(c["units"] is None for c in cohorts) else sum(c["units"] for c in cohorts),
+        "total_gpus": sum(c["gpus"] for c in cohorts),
+    }

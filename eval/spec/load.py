@@ -1,0 +1,266 @@
+"""Read cohort files and `key.path=value` overrides in order, merge them, validate the whole tree at once.
+
+`load_spec(["base.yaml", "other.yaml", "sampling.temperature=0.6"])` returns a `LoadedSpec` or raises one
+`SpecError` whose text names the file (or override) and the field. Nothing is started here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from eval.spec.errors import SpecError
+from eval.spec.matrix import Cohort, expand
+from eval.spec.models import CohortFile
+
+# Paths (dotted, `*` = any key) that do not change what a model outputs: changing them may resume a run.
+NON_OUTPUT_PATHS = (
+    "description",
+    "executor",
+    "policy",
+    "comparisons",
+    "matrix.labels",
+    "matrix.columns",
+    "server.startup_timeout_s",
+    "workloads.swebench.concurrency",
+    "workloads.swebench.grader.workers",
+    "workloads.swebench.max_infra_retries",
+    "builds.*.label",
+    "speculative.*.label",
+    "topologies.*.label",
+    "factors.*.column",
+    "factors.*.values.*.label",
+)
+
+Provenance = dict[tuple[str, ...], str]
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 booleans: only true/false. `off: {...}` is a key named "off", not False."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def parse_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    spec: CohortFile
+    cohorts: list[Cohort]
+    sources: list[str]
+    merged: dict[str, Any]
+
+    @property
+    def output_hash(self) -> str:
+        return output_hash(self.spec)
+
+    def cohort(self, name: str) -> Cohort:
+        for c in self.cohorts:
+            if c.name == name:
+                return c
+        raise SpecError("--cohort", f"no cohort {name!r} (cohorts: {', '.join(c.name for c in self.cohorts)})")
+
+
+def is_override(source: str) -> bool:
+    return "=" in source and not Path(source).exists()
+
+
+def _read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> list[tuple[dict[str, Any], str]]:
+    """A file and the files it `extends`, base first, as (mapping, source name) pairs."""
+    if not path.is_file():
+        raise SpecError("", "no such cohort file", str(path))
+    if path.resolve() in chain:
+        raise SpecError("extends", "files extend each other in a cycle", str(path))
+    try:
+        data = parse_yaml(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise SpecError("", f"not valid YAML: {' '.join(str(e).split())}", str(path)) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SpecError("", f"the top level must be a mapping, not {type(data).__name__}", str(path))
+    parents = data.pop("extends", None) or []
+    if isinstance(parents, str):
+        parents = [parents]
+    if not isinstance(parents, list) or not all(isinstance(p, str) for p in parents):
+        raise SpecError("extends", "must be a path or a list of paths", str(path))
+    layers: list[tuple[dict[str, Any], str]] = []
+    for parent in parents:
+        layers += _read_yaml((path.parent / parent), (*chain, path.resolve()))
+    layers.append((data, str(path)))
+    return layers
+
+
+def _merge(dst: dict[str, Any], src: dict[str, Any], source: str, prov: Provenance, prefix: tuple[str, ...]) -> None:
+    for key, value in src.items():
+        here = (*prefix, str(key))
+        if isinstance(value, dict) and isinstance(dst.get(key), dict):
+            _merge(dst[key], value, source, prov, here)
+        else:
+            dst[key] = value
+            prov[here] = source
+
+
+def _parse_override(text: str) -> tuple[list[str], Any]:
+    key, _, raw = text.partition("=")
+    parts = key.strip().split(".")
+    if not key.strip() or any(not p for p in parts):
+        raise SpecError("", f"bad override path {key!r}: use dotted keys like sampling.temperature=0.6", text)
+    try:
+        value = parse_yaml(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return parts, value
+
+
+def _apply_override(merged: dict[str, Any], text: str, prov: Provenance) -> None:
+    parts, value = _parse_override(text)
+    node: Any = merged
+    for depth, part in enumerate(parts[:-1]):
+        here = ".".join(parts[: depth + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise SpecError(here, f"bad override path: index {part!r} is not in a list of {len(node)}", text)
+            node = node[int(part)]
+            continue
+        if not isinstance(node, dict):
+            raise SpecError(here, f"bad override path: {here} is a {type(node).__name__}, not a mapping", text)
+        node = node.setdefault(part, {})
+    last = parts[-1]
+    if isinstance(node, list):
+        if not last.isdigit() or int(last) >= len(node):
+            raise SpecError(".".join(parts), f"bad override path: index {last!r} is not in a list of {len(node)}", text)
+        node[int(last)] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise SpecError(".".join(parts), "bad override path: its parent is not a mapping", text)
+    prov[tuple(parts)] = text
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("SingleTopology", "PDTopology") or part.startswith(("function-", "tagged-union")):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _source_for(loc: tuple[int | str, ...], prov: Provenance, default: str) -> str:
+    keys = tuple(str(p) for p in loc)
+    for n in range(len(keys), 0, -1):
+        if keys[:n] in prov:
+            return prov[keys[:n]]
+    return default
+
+
+def _validation_error(e: ValidationError, prov: Provenance, default: str) -> SpecError:
+    err = e.errors()[0]
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
+        shown = repr(err["input"])
+        msg += f" (got {shown[:60]}{'...' if len(shown) > 60 else ''})"
+    more = len(e.errors()) - 1
+    if more:
+        msg += f" [+{more} more error{'s' if more > 1 else ''}]"
+    return SpecError(_loc(err["loc"]) or "(top level)", msg, _source_for(err["loc"], prov, default))
+
+
+def _check_files(spec: CohortFile, source: str) -> None:
+    checks: list[tuple[str, str | None]] = []
+    for bname, build in spec.builds.items():
+        checks += [(f"builds.{bname}.patches[{i}].file", p.file) for i, p in enumerate(build.patches)]
+        checks.append((f"builds.{bname}.wheel", build.wheel))
+    checks.append(("model.chat_template", spec.model.chat_template))
+    if spec.workloads.swebench is not None:
+        checks.append(("workloads.swebench.exclude", spec.workloads.swebench.exclude))
+    for field, value in checks:
+        if value is not None and not spec.resolve(value).is_file():
+            raise SpecError(field, f"file not found: {spec.resolve(value)}", source)
+
+
+def load_spec(sources: list[str]) -> LoadedSpec:
+    """Merge files and overrides in order; validate everything; expand the matrix."""
+    files = [s for s in sources if not is_override(s)]
+    if not files:
+        raise SpecError("", "give at least one cohort file (overrides alone are not a cohort file)")
+    merged: dict[str, Any] = {}
+    prov: Provenance = {}
+    for source in sources:
+        if is_override(source):
+            _apply_override(merged, source, prov)
+            continue
+        for data, name in _read_yaml(Path(source)):
+            _merge(merged, data, name, prov, ())
+    first = files[0]
+    try:
+        spec = CohortFile.model_validate(merged)
+    except ValidationError as e:
+        raise _validation_error(e, prov, first) from None
+    spec._base_dir = Path(first).resolve().parent
+    _check_files(spec, first)
+    try:
+        cohorts = expand(spec)
+    except SpecError as e:
+        raise e.with_source(_source_for(tuple(e.field.split(".")), prov, first)) from None
+    _check_registries(spec, first)
+    return LoadedSpec(spec=spec, cohorts=cohorts, sources=list(sources), merged=merged)
+
+
+def _check_registries(spec: CohortFile, source: str) -> None:
+    from eval.registry import AGENTS, MODEL_GENERATORS, known
+
+    if spec.model.generate is not None:
+        known(MODEL_GENERATORS, spec.model.generate.kind, "model.generate.kind", source)
+    if spec.workloads.swebench is not None:
+        known(AGENTS, spec.workloads.swebench.agent.kind, "workloads.swebench.agent.kind", source)
+
+
+def _drop(tree: Any, path: list[str]) -> None:
+    if not isinstance(tree, dict) or not path:
+        return
+    head, rest = path[0], path[1:]
+    keys = list(tree) if head == "*" else [head]
+    for k in keys:
+        if k not in tree:
+            continue
+        if rest:
+            _drop(tree[k], rest)
+        else:
+            del tree[k]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def output_hash(spec: CohortFile) -> str:
+    """sha256 over everything that can change what a model outputs (patch contents included)."""
+    tree = spec.model_dump(mode="json")
+    for p in NON_OUTPUT_PATHS:
+        _drop(tree, p.split("."))
+    patches = {
+        p.file: _digest(spec.resolve(p.file)) for b in spec.builds.values() for p in b.patches
+    }
+    blob = json.dumps({"spec": tree, "patches": patches}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()

@@ -1,0 +1,134 @@
+"""Server command lines for a cohort: one process per server, prefill/decode worker and router.
+
+Commands are built with placeholders (`{python}`, `{host}`, `{port.ROLE.N}`, `{url.ROLE.N}`) so that
+`specqual plan` can print them before any port exists; `render` fills them in at launch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from eval.spec.matrix import Cohort
+from eval.spec.models import CohortFile, PDTopology
+
+SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+_PLACEHOLDER = re.compile(r"\{(python|host|(?:port|url)\.[a-z]+\.\d+)\}")
+
+
+@dataclass(frozen=True)
+class ProcessCommand:
+    role: str  # server | prefill | decode | router
+    index: int
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    gpus: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.role}.{self.index}"
+
+    def shell(self, mapping: dict[str, str] | None = None) -> str:
+        argv = render(self.argv, mapping) if mapping else self.argv
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items()))
+        return (env + " " if env else "") + shlex.join(argv)
+
+
+def to_flags(args: dict[str, Any]) -> list[str]:
+    """`{"enable_prefix_caching": True, "speculative_config": {...}}` -> `--enable-prefix-caching ...`.
+
+    Dict values are JSON (never `str()`), False becomes `--no-FLAG`, None is left out.
+    """
+    out: list[str] = []
+    for key, value in args.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None:
+            continue
+        if value is True:
+            out.append(flag)
+        elif value is False:
+            out.append("--no-" + key.replace("_", "-"))
+        elif isinstance(value, dict):
+            out += [flag, json.dumps(value, sort_keys=True, separators=(",", ":"))]
+        elif isinstance(value, list):
+            out += [flag, *(str(v) for v in value)]
+        else:
+            out += [flag, str(value)]
+    return out
+
+
+def model_args(spec: CohortFile, model_path: str) -> dict[str, Any]:
+    m = spec.model
+    args: dict[str, Any] = {
+        "model": model_path,
+        "served_model_name": m.served_name,
+        "tokenizer": m.tokenizer,
+        "dtype": None if m.dtype == "auto" else m.dtype,
+        "max_model_len": m.max_model_len,
+        "trust_remote_code": True if m.trust_remote_code else None,
+        "chat_template": str(spec.resolve(m.chat_template)) if m.chat_template else None,
+        "reasoning_parser": m.reasoning_parser,
+    }
+    if m.tool_call_parser:
+        args.update(enable_auto_tool_choice=True, tool_call_parser=m.tool_call_parser)
+    return args
+
+
+def _server(
+    spec: CohortFile, cohort: Cohort, model_path: str, role: str, index: int, extra: dict[str, Any]
+) -> ProcessCommand:
+    args = model_args(spec, model_path)
+    args.update(host="{host}", port=f"{{port.{role}.{index}}}")
+    args.update(extra)
+    spec_cfg = cohort.speculative.vllm_config()
+    if spec_cfg is not None:
+        args["speculative_config"] = spec_cfg
+    args.update(cohort.server_args)
+    gpus = int(extra.get("tensor_parallel_size", 1)) * int(extra.get("data_parallel_size", 1))
+    argv = ["{python}", "-m", SERVER_MODULE, *to_flags(args)]
+    return ProcessCommand(role=role, index=index, argv=argv, env=dict(cohort.env), gpus=gpus)
+
+
+def kv_transfer_config(topo: PDTopology) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"kv_connector": topo.kv_connector, "kv_role": "kv_both"}
+    cfg.update(topo.kv_connector_extra)
+    return cfg
+
+
+def cohort_commands(spec: CohortFile, cohort: Cohort, model_path: str) -> list[ProcessCommand]:
+    """Every process a cohort's stack runs, in start order (workers before the router)."""
+    topo = cohort.topology
+    if not isinstance(topo, PDTopology):
+        extra = {"tensor_parallel_size": topo.tensor_parallel_size, "data_parallel_size": topo.data_parallel_size}
+        extra = {k: v for k, v in extra.items() if v != 1}
+        return [_server(spec, cohort, model_path, "server", 0, extra)]
+    procs: list[ProcessCommand] = []
+    for role, group in (("prefill", topo.prefill), ("decode", topo.decode)):
+        for i in range(group.workers):
+            extra: dict[str, Any] = {"kv_transfer_config": kv_transfer_config(topo)}
+            if group.tensor_parallel_size != 1:
+                extra["tensor_parallel_size"] = group.tensor_parallel_size
+            extra.update(group.args)
+            procs.append(_server(spec, cohort, model_path, role, i, extra))
+    procs.append(router_command(topo))
+    return procs
+
+
+def router_command(topo: PDTopology) -> ProcessCommand:
+    urls: list[str] = []
+    for role, group in (("prefill", topo.prefill), ("decode", topo.decode)):
+        for i in range(group.workers):
+            urls += [f"--{role}", f"{{url.{role}.{i}}}"]
+    if topo.router.kind == "vllm-router":
+        argv = ["vllm-router", "--pd-disaggregation", *urls, "--host", "{host}", "--port", "{port.router.0}"]
+    else:
+        argv = ["{python}", "-m", "eval.stacks.toy_proxy", *urls, "--host", "{host}", "--port", "{port.router.0}"]
+    return ProcessCommand(role="router", index=0, argv=[*argv, *to_flags(topo.router.args)])
+
+
+def render(argv: list[str], mapping: dict[str, str]) -> list[str]:
+    """Fill placeholders; an unknown placeholder is a bug, so it raises KeyError."""
+    return [_PLACEHOLDER.sub(lambda m: mapping[m.group(1)], a) for a in argv]

@@ -1,0 +1,160 @@
+"""A run directory: `run.json`, one directory per cohort, one per unit; resume by what is on disk.
+
+Layout (schema_version 1, documented in results/README.md):
+
+    <run>/run.json                                  effective config, output hash, versions, host, times
+    <run>/<cohort>/cohort.json                      factors, labels, control, policy, commands
+    <run>/<cohort>/stack.json                       provenance of the launch (eval.stacks)
+    <run>/<cohort>/metrics.jsonl                    scraped /metrics snapshots
+    <run>/<cohort>/probes/<probe_id>.json           canary probes (eval.canary)
+    <run>/<cohort>/units/<instance_id>/r<k>/        SWE-bench units: trajectory.jsonl, patch.diff,
+                                                    verdict.json (written last), grade.json, labels.json
+"""
+
+from __future__ import annotations
+
+import getpass
+import platform
+import re
+import socket
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from eval.spec.errors import SpecError
+from eval.spec.load import LoadedSpec
+from eval.spec.matrix import Cohort, columns
+from eval.store.atomic import atomic_write_json, read_json
+
+SCHEMA_VERSION = 1
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def safe_name(text: str) -> str:
+    """A path component for an instance id such as `django__django-11099` (kept) or `a/b` (escaped)."""
+    return _SAFE.sub("_", text)
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for dist in ("specqual", "pydantic", "openai", "pandas", "swebench"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+@dataclass(frozen=True)
+class RunDir:
+    path: Path
+
+    @property
+    def run_json(self) -> Path:
+        return self.path / "run.json"
+
+    def cohort_dir(self, cohort: str) -> Path:
+        return self.path / safe_name(cohort)
+
+    def unit_dir(self, cohort: str, instance_id: str, repeat: int) -> Path:
+        return self.cohort_dir(cohort) / "units" / safe_name(instance_id) / f"r{repeat}"
+
+    def probe_path(self, cohort: str, probe_id: str) -> Path:
+        return self.cohort_dir(cohort) / "probes" / f"{safe_name(probe_id)}.json"
+
+    def unit_done(self, cohort: str, instance_id: str, repeat: int) -> bool:
+        """A unit is done when its verdict file exists and parses (it is written last, atomically)."""
+        verdict = read_json(self.unit_dir(cohort, instance_id, repeat) / "verdict.json")
+        return isinstance(verdict, dict) and verdict.get("schema_version") == SCHEMA_VERSION
+
+    def meta(self) -> dict[str, Any]:
+        data = read_json(self.run_json)
+        if not isinstance(data, dict):
+            raise SpecError("run.json", "missing or unreadable: not a specqual run directory", str(self.path))
+        return data
+
+    def mark(self, **fields: Any) -> None:
+        """Update fields of run.json (timestamps, stage status) atomically."""
+        data = self.meta()
+        data.update(fields)
+        atomic_write_json(self.run_json, data)
+
+    def write_cohort(self, loaded: LoadedSpec, cohort: Cohort, commands: list[str]) -> None:
+        spec = loaded.spec
+        cols = columns(spec)
+        atomic_write_json(
+            self.cohort_dir(cohort.name) / "cohort.json",
+            {
+                "schema_version": SCHEMA_VERSION,
+                "name": cohort.name,
+                "label": cohort.label,
+                "factors": cohort.factors,
+                "factor_labels": cohort.factor_labels,
+                "columns": {k: cols[k] for k in cohort.factors},
+                "control": cohort.control,
+                "policy": spec.policy.model_dump(mode="json"),
+                "speculative_config": cohort.speculative.vllm_config(),
+                "build": cohort.build.model_dump(mode="json"),
+                "topology": cohort.topology.model_dump(mode="json"),
+                "tool_call_parser": spec.model.tool_call_parser,
+                "gpus": cohort.gpus,
+                "commands": commands,
+            },
+        )
+
+
+def default_run_id(loaded: LoadedSpec) -> str:
+    return f"{loaded.spec.name}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+
+
+def open_run(loaded: LoadedSpec, results: Path, run_id: str | None = None) -> RunDir:
+    """Create a run directory, or resume one whose output hash matches (refuse otherwise)."""
+    run = RunDir(Path(results) / (run_id or default_run_id(loaded)))
+    digest = loaded.output_hash
+    existing = read_json(run.run_json)
+    if existing is not None:
+        if not isinstance(existing, dict) or existing.get("spec_hash") != digest:
+            old = existing.get("spec_hash", "?") if isinstance(existing, dict) else "?"
+            raise SpecError(
+                "spec_hash",
+                f"run {run.path} was started with a different cohort file (hash {str(old)[:12]} != "
+                f"{digest[:12]}): use a new --run-id, or the same files and overrides",
+                str(run.run_json),
+            )
+        run.mark(resumed_at=[*existing.get("resumed_at", []), now()], ended_at=None)
+        return run
+    atomic_write_json(
+        run.run_json,
+        {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run.path.name,
+            "name": loaded.spec.name,
+            "spec_hash": digest,
+            "spec": loaded.spec.model_dump(mode="json"),
+            "sources": loaded.sources,
+            "base_dir": str(loaded.spec.base_dir),
+            "cohorts": [c.name for c in loaded.cohorts],
+            "columns": columns(loaded.spec),
+            "versions": versions(),
+            "host": {"name": socket.gethostname(), "platform": platform.platform(), "user": _user()},
+            "argv": sys.argv,
+            "started_at": now(),
+            "resumed_at": [],
+            "ended_at": None,
+        },
+    )
+    return run
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

@@ -42,5 +42,3 @@ def load(files: list[str], extra: list[str] | None) -> Any:
     from eval.spec.load import load_spec
 
     return load_spec([*files, *(extra or [])])
-
-

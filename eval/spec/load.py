@@ -56,7 +56,7 @@ _Loader.add_implicit_resolver(
 
 
 def parse_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_Loader)
 
 
 @dataclass(frozen=True)
@@ -259,8 +259,6 @@ def output_hash(spec: CohortFile) -> str:
     tree = spec.model_dump(mode="json")
     for p in NON_OUTPUT_PATHS:
         _drop(tree, p.split("."))
-    patches = {
-        p.file: _digest(spec.resolve(p.file)) for b in spec.builds.values() for p in b.patches
-    }
+    patches = {p.file: _digest(spec.resolve(p.file)) for b in spec.builds.values() for p in b.patches}
     blob = json.dumps({"spec": tree, "patches": patches}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()

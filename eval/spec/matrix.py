@@ -154,7 +154,9 @@ def expand(spec: CohortFile) -> list[Cohort]:
         where = f"comparisons[{i}]"
         for key in ("cohort", "control"):
             if getattr(comp, key) not in by_name:
-                raise SpecError(f"{where}.{key}", f"no such cohort {getattr(comp, key)!r} (cohorts: {', '.join(by_name)})")
+                raise SpecError(
+                    f"{where}.{key}", f"no such cohort {getattr(comp, key)!r} (cohorts: {', '.join(by_name)})"
+                )
         if comp.cohort in controls:
             raise SpecError(f"{where}.cohort", f"{comp.cohort!r} already has a control")
         check_comparable(by_name[comp.cohort], by_name[comp.control], comp.differs_in, where, domains)
@@ -180,9 +182,7 @@ def check_comparable(
     for key in ("server_args", "env"):
         own_a, own_b = getattr(a, key), getattr(b, key)
         factor_keys = _factor_keys(domains, key, differs_in)
-        diff = sorted(
-            k for k in set(own_a) | set(own_b) if k not in factor_keys and own_a.get(k) != own_b.get(k)
-        )
+        diff = sorted(k for k in set(own_a) | set(own_b) if k not in factor_keys and own_a.get(k) != own_b.get(k))
         if diff:
             raise SpecError(
                 where,

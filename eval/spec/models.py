@@ -213,11 +213,12 @@ class Executor(Strict):
 
 
 CanaryMode = Literal["prefix_hit", "prefix_hit_concurrent", "fresh", "tool_aba"]
+DEFAULT_CANARY_MODES: tuple[CanaryMode, ...] = ("prefix_hit", "prefix_hit_concurrent", "fresh")
 
 
 class CanaryWorkload(Strict):
     enabled: bool = True
-    modes: list[CanaryMode] = Field(default_factory=lambda: ["prefix_hit", "prefix_hit_concurrent", "fresh"])
+    modes: list[CanaryMode] = Field(default_factory=lambda: list(DEFAULT_CANARY_MODES))
     probes_per_mode: int = Field(8, ge=1)
     block_size: int = Field(64, ge=1, description="KV block size of the server (prefix hits are block-aligned)")
     warm_blocks: int = Field(2, ge=1, description="prompt blocks that get cached before the probe")
@@ -340,14 +341,19 @@ class Policy(Strict):
 # ---------------------------------------------------------------- the file
 
 
+def _default_topologies() -> dict[str, SingleTopology | PDTopology]:
+    return {"single": SingleTopology()}
+
+
+
 class CohortFile(Strict):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     name: Name
     description: str = ""
     model: ModelSpec
     builds: dict[Name, Build]
     speculative: dict[Name, Speculative] = Field(default_factory=lambda: {"off": Speculative(label="Off")})
-    topologies: dict[Name, Topology] = Field(default_factory=lambda: {"single": SingleTopology()})
+    topologies: dict[Name, Topology] = Field(default_factory=_default_topologies)
     factors: dict[Name, Factor] = Field(default_factory=dict)
     server: ServerSpec = ServerSpec()
     executor: Executor = Executor()

@@ -102,9 +102,8 @@ def cohort_commands(spec: CohortFile, cohort: Cohort, model_path: str) -> list[P
     """Every process a cohort's stack runs, in start order (workers before the router)."""
     topo = cohort.topology
     if not isinstance(topo, PDTopology):
-        extra = {"tensor_parallel_size": topo.tensor_parallel_size, "data_parallel_size": topo.data_parallel_size}
-        extra = {k: v for k, v in extra.items() if v != 1}
-        return [_server(spec, cohort, model_path, "server", 0, extra)]
+        sizes = {"tensor_parallel_size": topo.tensor_parallel_size, "data_parallel_size": topo.data_parallel_size}
+        return [_server(spec, cohort, model_path, "server", 0, {k: v for k, v in sizes.items() if v != 1})]
     procs: list[ProcessCommand] = []
     for role, group in (("prefill", topo.prefill), ("decode", topo.decode)):
         for i in range(group.workers):

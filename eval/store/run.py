@@ -117,6 +117,7 @@ def default_run_id(loaded: LoadedSpec) -> str:
 def open_run(loaded: LoadedSpec, results: Path, run_id: str | None = None) -> RunDir:
     """Create a run directory, or resume one whose output hash matches (refuse otherwise)."""
     run = RunDir(Path(results) / (run_id or default_run_id(loaded)))
+    sweep_temp_files(run.path)
     digest = loaded.output_hash
     existing = read_json(run.run_json)
     if existing is not None:
@@ -151,6 +152,16 @@ def open_run(loaded: LoadedSpec, results: Path, run_id: str | None = None) -> Ru
         },
     )
     return run
+
+
+def sweep_temp_files(root: Path) -> int:
+    """Remove temp files that a killed writer left behind (their targets were never replaced)."""
+    removed = 0
+    if root.is_dir():
+        for tmp in root.rglob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def _user() -> str:

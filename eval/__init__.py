@@ -1,0 +1,1 @@
+"""specqual pipeline: cohort specs, stacks, workloads, agent, sandboxes, grading, classification, CLI."""

@@ -1,0 +1,1 @@
+"""Serving stacks: builds, overlays, launchers, provenance, metrics."""

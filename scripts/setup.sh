@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up specqual's own environment (.venv) with the test tools. vLLM itself is not installed here:
+# each build gets its own cached environment (see `specqual stack build`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null || PY=python3
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/pip install -q -e '.[dev,swebench]'
+echo "specqual installed in .venv: $(.venv/bin/specqual --help >/dev/null && echo ok)"

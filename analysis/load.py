@@ -1,0 +1,170 @@
+"""Loaders: a results directory -> tidy pandas DataFrames at fixed grains (see `analysis.columns`).
+
+    run = load_run("results/my-run")
+    run.units      # cohort x instance x repeat
+    run.turns      # one row per model response (read lazily: trajectories are the bulk of a run)
+    run.probes     # canary probes
+    run.metrics    # /metrics snapshots
+    run.cohorts    # one row per cohort: factors, control, policy, provenance
+
+Only the results directory is read; nothing here knows the pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis import columns as C
+
+
+class NotARunError(ValueError):
+    """The directory has no readable run.json."""
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Lines that parse as JSON objects; a torn last line (a crashed writer) is skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            out.append(row)
+    return out
+
+
+def _row(cols: list[C.Column], files: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
+    return {c.name: C.pick(files.get(c.file), c.path) for c in cols if c.source != "derived" and "[]" not in c.source}
+
+
+class RunData:
+    """One run directory, its tables built on first use."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        meta = read_json(self.path / "run.json")
+        if meta is None:
+            raise NotARunError(f"{self.path} is not a specqual run directory (no readable run.json)")
+        self.meta = meta
+
+    @property
+    def cohort_names(self) -> list[str]:
+        """Cohorts in matrix order (run.json), then any other cohort directory found on disk."""
+        listed = [str(c) for c in self.meta.get("cohorts") or []]
+        found = sorted(p.parent.name for p in self.path.glob("*/cohort.json"))
+        return [c for c in listed if (self.path / c / "cohort.json").exists()] + [c for c in found if c not in listed]
+
+    @cached_property
+    def runs(self) -> pd.DataFrame:
+        return pd.DataFrame([_row(C.RUNS, {"run.json": self.meta})], columns=C.names(C.RUNS))
+
+    @cached_property
+    def cohorts(self) -> pd.DataFrame:
+        rows = []
+        for name in self.cohort_names:
+            files = {"cohort.json": read_json(self.path / name / "cohort.json"), "stack.json": self._stack(name)}
+            row = _row(C.COHORTS, files)
+            row["cohort"] = row["cohort"] or name
+            rows.append(row)
+        return pd.DataFrame(rows, columns=C.names(C.COHORTS))
+
+    def _stack(self, cohort: str) -> dict[str, Any] | None:
+        """stack.json, or the latest stack-<n>.json of a relaunched stack, or None when not recorded."""
+        cdir = self.path / cohort
+        relaunched = sorted(cdir.glob("stack-*.json"), key=lambda p: p.stem)
+        return read_json(relaunched[-1]) if relaunched else read_json(cdir / "stack.json")
+
+    def cohort_meta(self, cohort: str) -> dict[str, Any]:
+        return read_json(self.path / cohort / "cohort.json") or {"name": cohort}
+
+    def unit_dirs(self, cohort: str) -> list[Path]:
+        return sorted(p.parent for p in (self.path / cohort / "units").glob("*/r*/verdict.json"))
+
+    @cached_property
+    def units(self) -> pd.DataFrame:
+        rows = []
+        for cohort in self.cohort_names:
+            for udir in self.unit_dirs(cohort):
+                rows.append(self._unit_row(cohort, udir))
+        cols = ["cohort", *C.names(C.UNITS)]
+        frame = pd.DataFrame(rows, columns=cols)
+        return frame.astype({"repeat": "Int64", "turns": "Int64"}) if len(frame) else frame
+
+    def _unit_row(self, cohort: str, udir: Path) -> dict[str, Any]:
+        files = {name: read_json(udir / name) for name in ("verdict.json", "grade.json", "labels.json")}
+        row = {"cohort": cohort, **_row(C.UNITS, files)}
+        row["instance_id"] = row["instance_id"] or udir.parent.name
+        row["classified"] = files["labels.json"] is not None
+        row["labels"] = row["labels"] or {}
+        row["infra"] = row["rollout_status"] == "infra_error" or row["grade_status"] == "infra_error"
+        if row["infra"]:
+            row["resolved"] = None
+            row["outcome"] = "infra"
+        elif row["resolved"] is None:
+            row["outcome"] = "ungraded"
+        else:
+            row["outcome"] = "resolved" if row["resolved"] else "unresolved"
+        return row
+
+    @cached_property
+    def turns(self) -> pd.DataFrame:
+        rows = []
+        for cohort in self.cohort_names:
+            for udir in self.unit_dirs(cohort):
+                rows.extend(self.unit_turns(cohort, udir))
+        return pd.DataFrame(rows, columns=["cohort", "instance_id", "repeat", *C.names(C.TURNS)])
+
+    def unit_turns(self, cohort: str, udir: Path) -> list[dict[str, Any]]:
+        """The turn rows of one unit, with the labels and evidence of labels.json joined on `turn`."""
+        labels = read_json(udir / "labels.json") or {}
+        by_turn = {t.get("turn"): t for t in labels.get("turns") or [] if isinstance(t, dict)}
+        rows = []
+        for rec in read_jsonl(udir / "trajectory.jsonl"):
+            row = {"cohort": cohort, "instance_id": udir.parent.name, "repeat": int(udir.name[1:] or 0)}
+            row.update(_row(C.TURNS, {"trajectory.jsonl": rec}))
+            lab = by_turn.get(rec.get("turn"), {})
+            row["labels"] = list(lab.get("labels") or [])
+            row["evidence"] = list(lab.get("evidence") or [])
+            rows.append(row)
+        return rows
+
+    @cached_property
+    def probes(self) -> pd.DataFrame:
+        rows = []
+        for cohort in self.cohort_names:
+            for p in sorted((self.path / cohort / "probes").glob("*.json")):
+                rec = read_json(p)
+                if rec is not None:
+                    rows.append({"cohort": cohort, **_row(C.PROBES, {"probe": rec})})
+        return pd.DataFrame(rows, columns=["cohort", *C.names(C.PROBES)])
+
+    @cached_property
+    def metrics(self) -> pd.DataFrame:
+        rows = []
+        for cohort in self.cohort_names:
+            for rec in read_jsonl(self.path / cohort / "metrics.jsonl"):
+                rows.append({"cohort": cohort, **_row(C.METRICS, {"metrics.jsonl": rec})})
+        return pd.DataFrame(rows, columns=["cohort", *C.names(C.METRICS)])
+
+
+def load_run(path: Path | str) -> RunData:
+    """Open a run directory (raises NotARunError when it has no run.json)."""
+    return RunData(path)

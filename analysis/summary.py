@@ -1,0 +1,135 @@
+"""Per-cohort summaries: counts, resolve rate with its clustered CI, infra, corruption, canary, acceptance.
+
+Fields a workload did not produce stay None (a canary-only run has no units; a SWE-bench-only run no probes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from analysis import stats
+from analysis.load import RunData
+from analysis.paired import clustered
+
+DEFAULT_POLICY = {
+    "non_inferiority_margin": 0.03,
+    "corruption_ceiling": 0.02,
+    "max_infra_rate": 0.05,
+    "canary_must_be_clean": True,
+    "alpha": 0.05,
+}
+
+
+@dataclass
+class CohortSummary:
+    name: str
+    label: str
+    factors: dict[str, str]
+    factor_labels: dict[str, str]
+    columns: dict[str, str]
+    control: str | None
+    policy: dict[str, Any]
+    units: int | None = None
+    graded: int | None = None
+    resolved: int | None = None
+    accuracy: float | None = None
+    ci95: tuple[float, float] | None = None
+    infra_failures: int | None = None
+    ungraded: int | None = None
+    classified: int | None = None
+    corrupted_trajectories: int | None = None
+    labels: dict[str, int] | None = None
+    probes_total: int | None = None
+    probes_compared: int | None = None
+    probes_diverged: int | None = None
+    probes_infra: int | None = None
+    first_divergences: list[int] = field(default_factory=list)
+    probe_reference: str | None = None
+    acceptance: float | None = None
+    verdict: str | None = None
+    reason: str | None = None
+
+    @property
+    def corruption_rate(self) -> float | None:
+        if not self.classified or self.corrupted_trajectories is None:
+            return None
+        return self.corrupted_trajectories / self.classified
+
+    @property
+    def missing_rate(self) -> float | None:
+        """Share of units without a grade: infra failures plus units not graded (yet)."""
+        if not self.units:
+            return None
+        return ((self.infra_failures or 0) + (self.ungraded or 0)) / self.units
+
+
+def summarize(run: RunData) -> dict[str, CohortSummary]:
+    out = {}
+    for name in run.cohort_names:
+        meta = run.cohort_meta(name)
+        s = CohortSummary(
+            name=name,
+            label=meta.get("label") or name,
+            factors=dict(meta.get("factors") or {}),
+            factor_labels=dict(meta.get("factor_labels") or {}),
+            columns=dict(meta.get("columns") or {}),
+            control=meta.get("control"),
+            policy={**DEFAULT_POLICY, **(meta.get("policy") or {})},
+        )
+        _add_units(s, run.units)
+        _add_probes(s, run.probes)
+        s.acceptance = acceptance(run.metrics, name)
+        out[name] = s
+    return out
+
+
+def _add_units(s: CohortSummary, units: pd.DataFrame) -> None:
+    mine = units[units["cohort"] == s.name]
+    if mine.empty:
+        return
+    c = clustered(units, s.name)
+    s.units = len(mine)
+    s.graded, s.resolved = c.graded, c.resolved
+    s.accuracy = c.rate if c.graded else None
+    s.ci95 = stats.rate_ci(c) if c.graded else None
+    s.infra_failures = int((mine["outcome"] == "infra").sum())
+    s.ungraded = int((mine["outcome"] == "ungraded").sum())
+    classified = mine[mine["classified"]]
+    s.classified = len(classified)
+    s.corrupted_trajectories = int(classified["corrupted"].fillna(False).astype(bool).sum())
+    labels: dict[str, int] = {}
+    for lab in classified["labels"]:
+        for key, turns in (lab or {}).items():
+            if turns:
+                labels[key] = labels.get(key, 0) + 1
+    s.labels = dict(sorted(labels.items()))
+
+
+def _add_probes(s: CohortSummary, probes: pd.DataFrame) -> None:
+    mine = probes[probes["cohort"] == s.name]
+    if mine.empty:
+        return
+    s.probes_total = len(mine)
+    s.probes_infra = int(mine["infra_error"].notna().sum())
+    compared = mine[mine["diverged"].notna() & mine["infra_error"].isna()]
+    s.probes_compared = len(compared)
+    diverged = compared[compared["diverged"].astype(bool)]
+    s.probes_diverged = len(diverged)
+    s.first_divergences = [int(x) for x in diverged["first_divergence"].dropna()]
+    refs = compared["reference_cohort"].dropna().unique()
+    s.probe_reference = ", ".join(str(r) for r in refs) or None
+
+
+def acceptance(metrics: pd.DataFrame, cohort: str) -> float | None:
+    """Accepted / proposed draft tokens over the run: counter growth between the first and last snapshot."""
+    mine = metrics[metrics["cohort"] == cohort].sort_values("t")
+    drafts = mine["spec_decode_num_draft_tokens"].dropna()
+    accepted = mine["spec_decode_num_accepted_tokens"].dropna()
+    if len(drafts) < 1 or len(accepted) < 1:
+        return None
+    proposed = float(drafts.max() - (drafts.min() if len(drafts) > 1 else 0))
+    taken = float(accepted.max() - (accepted.min() if len(accepted) > 1 else 0))
+    return taken / proposed if proposed > 0 else None

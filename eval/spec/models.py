@@ -238,6 +238,12 @@ class AgentSpec(Strict):
     tool_choice: Literal["auto", "required"] = "auto"
     system_prompt: str | None = None
     feedback: dict[str, str] = Field(default_factory=dict, description="message per failure kind")
+    strict_tools: bool = Field(False, description='send "strict": true on each tool (guided arguments)')
+    final_answer_pattern: str | None = Field(None, description="regex: a reply without tool call that ends it")
+    max_consecutive_no_tool_calls: int = Field(3, ge=1, description="then exit_reason no_tool_call")
+    return_token_ids: bool = Field(True, description="ask vLLM for prompt/output token ids")
+    request_timeout_s: float = Field(900, gt=0)
+    request_retries: int = Field(3, ge=0, description="retries of a request on connection errors and 5xx")
 
 
 class SandboxSpec(Strict):

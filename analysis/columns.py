@@ -69,6 +69,7 @@ COHORTS = [
 
 UNITS = [
     Column("instance_id", "verdict.json:instance_id"),
+    Column("unit_dir", "derived", "the unit's directory, relative to the run directory"),
     Column("repeat", "verdict.json:repeat"),
     Column("repo", "verdict.json:repo"),
     Column("rollout_status", "verdict.json:status", "completed | infra_error"),

@@ -112,6 +112,7 @@ class RunData:
         files = {name: read_json(udir / name) for name in ("verdict.json", "grade.json", "labels.json")}
         row = {"cohort": cohort, **_row(C.UNITS, files)}
         row["instance_id"] = row["instance_id"] or udir.parent.name
+        row["unit_dir"] = str(udir.relative_to(self.path))
         row["classified"] = files["labels.json"] is not None
         row["labels"] = row["labels"] or {}
         row["infra"] = row["rollout_status"] == "infra_error" or row["grade_status"] == "infra_error"
@@ -127,18 +128,18 @@ class RunData:
     @cached_property
     def turns(self) -> pd.DataFrame:
         rows = []
-        for cohort in self.cohort_names:
-            for udir in self.unit_dirs(cohort):
-                rows.extend(self.unit_turns(cohort, udir))
+        for unit in self.units.itertuples():
+            rows.extend(self.unit_turns(str(unit.cohort), self.path / str(unit.unit_dir), str(unit.instance_id)))
         return pd.DataFrame(rows, columns=["cohort", "instance_id", "repeat", *C.names(C.TURNS)])
 
-    def unit_turns(self, cohort: str, udir: Path) -> list[dict[str, Any]]:
+    def unit_turns(self, cohort: str, udir: Path, instance_id: str | None = None) -> list[dict[str, Any]]:
         """The turn rows of one unit, with the labels and evidence of labels.json joined on `turn`."""
         labels = read_json(udir / "labels.json") or {}
         by_turn = {t.get("turn"): t for t in labels.get("turns") or [] if isinstance(t, dict)}
         rows = []
         for rec in read_jsonl(udir / "trajectory.jsonl"):
-            row = {"cohort": cohort, "instance_id": udir.parent.name, "repeat": int(udir.name[1:] or 0)}
+            row: dict[str, Any] = {"cohort": cohort, "instance_id": instance_id or udir.parent.name}
+            row["repeat"] = _repeat(udir)
             row.update(_row(C.TURNS, {"trajectory.jsonl": rec}))
             lab = by_turn.get(rec.get("turn"), {})
             row["labels"] = list(lab.get("labels") or [])
@@ -163,6 +164,10 @@ class RunData:
             for rec in read_jsonl(self.path / cohort / "metrics.jsonl"):
                 rows.append({"cohort": cohort, **_row(C.METRICS, {"metrics.jsonl": rec})})
         return pd.DataFrame(rows, columns=["cohort", *C.names(C.METRICS)])
+
+
+def _repeat(udir: Path) -> int | None:
+    return int(udir.name[1:]) if udir.name[1:].isdigit() else None
 
 
 def load_run(path: Path | str) -> RunData:

@@ -1,9 +1,9 @@
 """The whole analysis of one run: summaries, paired comparisons with their controls, and verdicts.
 
-    from analysis import analyze
-    result = analyze("results/my-run")
-    result.summaries["patched-mtp5"].verdict      # "PASS"
-    result.comparisons["patched-mtp5"].mcnemar_p
+from analysis import analyze
+result = analyze("results/my-run")
+result.summaries["patched-mtp5"].verdict      # "PASS"
+result.comparisons["patched-mtp5"].mcnemar_p
 """
 
 from __future__ import annotations

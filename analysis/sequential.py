@@ -38,7 +38,7 @@ class Design:
     @property
     def looks(self) -> np.ndarray:
         """Instance counts at which the test looks (the last one is max_instances)."""
-        steps = list(range(self.batch, self.max_instances, self.batch)) + [self.max_instances]
+        steps = [*range(self.batch, self.max_instances, self.batch), self.max_instances]
         return np.array(steps, dtype=int)
 
     def boundaries(self) -> np.ndarray:

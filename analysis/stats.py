@@ -65,7 +65,7 @@ def rate_ci(c: Clustered, level: float = 0.95, seed: int = BOOTSTRAP_SEED) -> tu
         return (float("nan"), float("nan"))
     if y.sum() == 0 or y.sum() == m.sum():
         # No variation to resample; the number of instances is the conservative effective sample size.
-        return wilson(int(round(y.sum() / m.sum() * len(y))), len(y), level)
+        return wilson(round(float(y.sum() / m.sum()) * len(y)), len(y), level)
     idx = bootstrap_indices(len(y), seed=seed)
     reps = y[idx].sum(axis=1) / m[idx].sum(axis=1)
     lo, hi = np.quantile(reps, [0.5 - level / 2, 0.5 + level / 2])

@@ -1,0 +1,76 @@
+"""`python -m analysis`: the analysis's own small CLI, run by `specqual report` / `specqual compare` in a
+separate process (the pipeline never imports the analysis).
+
+Exit codes: 0 ok; 1 a cohort tripped --fail-on; 2 bad input (not a run directory, unknown option value).
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(name="analysis", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
+
+
+class FailOn(StrEnum):
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+def _bad(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory (holds run.json)")],
+    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="exit 1 when a cohort is FAIL (or worse)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="write the report here instead of RUN_DIR")] = None,
+) -> None:
+    """Write report.md, report.html, summary.json and plots/. Example: python -m analysis report results/demo"""
+    from analysis.load import NotARunError
+    from analysis.report import gate, write_report
+
+    try:
+        result, files = write_report(run_dir, out)
+    except NotARunError as e:
+        _bad(str(e))
+        return
+    for name, s in result.summaries.items():
+        typer.echo(f"{s.verdict:<12} {name}: {s.reason}")
+    typer.echo(f"report: {files.markdown}  {files.html}  {files.summary}")
+    tripped = gate(result, fail_on.value if fail_on else None)
+    if tripped:
+        typer.echo(f"--fail-on {fail_on.value if fail_on else ''}: {', '.join(tripped)}", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="first run directory")],
+    run_b: Annotated[Path, typer.Argument(help="second run directory (same matrix)")],
+    out: Annotated[Path | None, typer.Option("--out", help="also write the comparison as Markdown here")] = None,
+) -> None:
+    """Compare two runs of the same matrix cohort by cohort. Example: python -m analysis compare results/a results/b"""
+    from analysis.compare_runs import MatrixMismatchError, compare_runs
+    from analysis.load import NotARunError
+
+    try:
+        text = compare_runs(run_a, run_b)
+    except (NotARunError, MatrixMismatchError) as e:
+        _bad(str(e))
+        return
+    typer.echo(text)
+    if out is not None:
+        from analysis.io import atomic_write_text
+
+        atomic_write_text(out, text)
+
+
+if __name__ == "__main__":
+    sys.exit(app(prog_name="python -m analysis"))

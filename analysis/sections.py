@@ -1,0 +1,226 @@
+"""The sections of the qualification report, each a list of document blocks."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from analysis import stats, tables, verdict
+from analysis.document import Block, Bullets, Code, Heading, Image, Para, Table
+from analysis.qualify import Analysis
+from analysis.sequential import Design
+
+MAX_EXAMPLES_PER_COHORT = 2
+
+
+def header(result: Analysis) -> list[Block]:
+    meta = result.run.meta
+    what = []
+    if result.has_units:
+        what.append("SWE-bench rollouts")
+    if result.has_probes:
+        what.append("canary probes")
+    counts = _verdict_counts(result)
+    return [
+        Heading(1, f"Qualification report: {meta.get('name') or meta.get('run_id')}"),
+        Para(
+            f"Run `{meta.get('run_id')}` · spec hash `{str(meta.get('spec_hash') or '')[:16]}` · started "
+            f"{meta.get('started_at')} · ended {meta.get('ended_at') or 'still running'} · workloads: "
+            f"{', '.join(what) or 'none recorded'}."
+        ),
+        Para("**Verdicts:** " + ", ".join(f"{n} {v}" for v, n in counts.items())),
+    ]
+
+
+def _verdict_counts(result: Analysis) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in result.verdicts().values():
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def cohort_table(result: Analysis) -> list[Block]:
+    blocks: list[Block] = [Heading(2, "Cohorts"), tables.cohort_table(result)]
+    if result.has_units:
+        blocks.append(
+            Para(
+                "Accuracy = resolved / graded units; infra failures are left out of the denominator and counted in "
+                "their own column, never as unresolved. 95% CIs: cluster bootstrap over instances (repeats of an "
+                f"instance resampled together), {stats.BOOTSTRAP_REPLICATES} replicates, seed "
+                f"{stats.BOOTSTRAP_SEED}, percentile; Wilson on the instance count when every unit has one outcome."
+            )
+        )
+    if not result.has_units:
+        blocks.append(Para("This run has no SWE-bench units: the verdicts rest on the canary probes."))
+    return blocks
+
+
+def verdicts(result: Analysis) -> list[Block]:
+    return [
+        Heading(2, "Verdicts"),
+        tables.verdict_table(result),
+        Para("The rule, from each cohort file's `policy`:"),
+        Code(verdict.RULE),
+        Para("Policy: " + _policy_text(result)),
+    ]
+
+
+def _policy_text(result: Analysis) -> str:
+    policies = {str(sorted(s.policy.items())): s.policy for s in result.summaries.values()}
+    parts = []
+    for p in policies.values():
+        parts.append(", ".join(f"`{k}` = {v}" for k, v in sorted(p.items())))
+    return " | ".join(parts)
+
+
+def comparisons(result: Analysis, plots: dict[str, str]) -> list[Block]:
+    if not result.comparisons:
+        return []
+    blocks: list[Block] = [
+        Heading(2, "Paired comparisons against each control"),
+        tables.comparison_table(result),
+        Bullets(
+            [
+                "Difference = cohort - control on the instances both cohorts graded; 95% CI by paired cluster "
+                "bootstrap (the same resampled instances for both cohorts).",
+                "Drop CI: two-sided (1 - 2 alpha) interval of control - cohort; its bounds are the one-sided alpha "
+                "bounds the non-inferiority rule uses.",
+                "McNemar: exact binomial test on instances whose majority outcome (resolved in more than half of "
+                "the repeats) differs between the cohorts.",
+                "MDD: minimum detectable difference of a paired two-sided test at alpha 0.05 and power 0.8 for this "
+                "many instances and repeats, with the control's observed ICC (instance effect shared by both "
+                "cohorts).",
+            ]
+        ),
+    ]
+    for name, c in result.comparisons.items():
+        blocks += [Heading(3, f"{result.summaries[name].label} vs {result.summaries[c.control].label}")]
+        blocks.append(tables.flip_table(result, name))
+        ties = f"; {c.flips['ties']} instances with a tied majority left out" if c.flips["ties"] else ""
+        blocks.append(Para(f"Exact McNemar p = {c.mcnemar_p:.3g}{ties}. Relative accuracy {c.relative:.3f}."))
+    if "flips.png" in plots.values():
+        blocks.append(Image("plots/flips.png", "flip tables"))
+    return blocks
+
+
+def sequential(result: Analysis) -> list[Block]:
+    rows = []
+    for name, c in result.comparisons.items():
+        if c.sequential is None:
+            continue
+        s = result.summaries[name]
+        design = Design(float(s.policy["non_inferiority_margin"]), float(s.policy["alpha"]), 50, c.instances)
+        o = c.sequential
+        bounds = ", ".join(f"{b:.2f}" for b in design.boundaries())
+        rows.append([s.label, o.decision, f"{o.instances} of {c.instances}", f"{o.look}", f"{pts(o.estimate)}", bounds])
+    if not rows:
+        return []
+    return [
+        Heading(2, "Early stopping (group-sequential test)"),
+        Para(
+            "What a group-sequential non-inferiority test would have decided had the comparison been monitored "
+            "every 50 instances (instances in a seeded random order): FAIL when the mean per-instance drop is "
+            "beyond the margin by more than c_k standard errors, PASS when it is below the margin by more than "
+            "c_k, with O'Brien-Fleming-type boundaries c_k = C sqrt(K/k) calibrated so that each one-sided error "
+            "is at most alpha when the true drop equals the margin. `benchmarks/bench_sequential.py` measures it."
+        ),
+        Table(["Cohort", "Decision", "Instances used", "Look", "Drop, pts", "Boundaries c_1..c_K"], rows),
+    ]
+
+
+def pts(x: float) -> str:
+    return f"{100 * x:+.2f}"
+
+
+def corruption(result: Analysis, plots: dict[str, str]) -> list[Block]:
+    table = tables.labels_table(result)
+    blocks: list[Block] = []
+    if table is not None or "labels" in plots:
+        blocks += [Heading(2, "Corruption labels"), Para("Trajectories carrying each label (advisory: labels never "
+                   "change a grade or a denominator; a trajectory is corrupted when it has a label of severity "
+                   "error).")]  # fmt: skip
+        if table is not None:
+            blocks.append(table)
+        if "labels" in plots:
+            blocks.append(Image(f"plots/{plots['labels']}", "corruption labels per cohort"))
+    if "acceptance_vs_corruption" in plots:
+        blocks += [Heading(3, "Speculative acceptance vs corruption"), _acceptance_table(result)]
+        blocks.append(Image(f"plots/{plots['acceptance_vs_corruption']}", "acceptance vs corruption"))
+    return blocks
+
+
+def _acceptance_table(result: Analysis) -> Table:
+    rows = [[s.label, tables.pct(s.acceptance), tables.pct(s.corruption_rate)] for s in result.summaries.values()]
+    return Table(["Cohort", "Acceptance (accepted / draft tokens)", "Corrupted trajectories"], rows, {1, 2})
+
+
+def canary(result: Analysis, plots: dict[str, str]) -> list[Block]:
+    table = tables.canary_table(result)
+    if table is None:
+        return []
+    blocks: list[Block] = [Heading(2, "Canary probes"), table]
+    if "first_divergence" in plots:
+        blocks.append(Image(f"plots/{plots['first_divergence']}", "first divergence histogram"))
+    return blocks
+
+
+def repos(result: Analysis, plots: dict[str, str]) -> list[Block]:
+    table = tables.repo_table(result)
+    if table is None:
+        return []
+    blocks: list[Block] = [Heading(2, "Accuracy per repository"), table]
+    if "repos" in plots:
+        blocks.append(Image(f"plots/{plots['repos']}", "accuracy per repository"))
+    return blocks
+
+
+def provenance(result: Analysis) -> list[Block]:
+    blocks: list[Block] = [Heading(2, "Provenance of every stack")]
+    for row in result.run.cohorts.itertuples():
+        label = result.summaries[str(row.cohort)].label
+        blocks.append(Heading(3, f"{label} (`{row.cohort}`)"))
+        if row.vllm_version is None and row.patches is None:
+            blocks.append(Para("Stack provenance not recorded (no stack.json)."))
+            continue
+        patches = [f"`{p.get('file')}` sha256 `{str(p.get('sha256'))[:16]}`{' (reversed)' if p.get('reverse') else ''}"
+                   for p in row.patches or []]  # fmt: skip
+        files = [f"`{f}` sha256 `{str(h)[:16]}`" for f, h in (row.patched_files or {}).items()]
+        kinds = Counter(f"{g.get('name')} (driver {g.get('driver')})" for g in row.gpus or [])
+        gpus = ", ".join(f"{n} x {k}" for k, n in kinds.items()) or "none"
+        items = [
+            f"vLLM {row.vllm_version} from `{row.vllm_path}` (wheel sha256 `{str(row.wheel_sha256)[:16]}`)",
+            "patches: " + ("; ".join(patches) if patches else "none"),
+            "patched files verified at launch: " + ("; ".join(files) if files else "none"),
+            f"torch {row.torch}; GPUs: {gpus}; host {row.stack_host}; launched {row.launched_at}",
+            f"speculative config: `{json.dumps(row.speculative_config)}`",
+        ]
+        commands = result.run.cohort_meta(str(row.cohort)).get("commands") or []
+        blocks.append(Bullets(items))
+        if commands:
+            blocks.append(Code("\n".join(str(c) for c in commands)))
+    return blocks
+
+
+def examples(result: Analysis) -> list[Block]:
+    """A few corrupted turns per cohort with the classifier's evidence spans."""
+    units = result.run.units
+    if units.empty:
+        return []
+    blocks: list[Block] = []
+    for cohort in result.summaries:
+        bad = units[(units["cohort"] == cohort) & units["corrupted"].fillna(False).astype(bool)]
+        for unit in bad.sort_values(["instance_id", "repeat"]).head(MAX_EXAMPLES_PER_COHORT).itertuples():
+            udir = result.run.path / str(unit.unit_dir)
+            for turn in result.run.unit_turns(cohort, udir, str(unit.instance_id)):
+                if turn["labels"]:
+                    blocks += _example(result.summaries[cohort].label, unit, turn)
+                    break
+    return [Heading(2, "Example corrupted turns"), *blocks] if blocks else []
+
+
+def _example(label: str, unit: object, turn: dict) -> list[Block]:
+    ev = [f"`{e.get('label')}` in `{e.get('field')}` [{e.get('start')}:{e.get('end')}]: `{json.dumps(e.get('text'))}`"
+          for e in turn["evidence"]]  # fmt: skip
+    content = repr(str(turn.get("content") or ""))[:600]
+    where = f"{label}: `{getattr(unit, 'instance_id', '')}` repeat {getattr(unit, 'repeat', '')}, turn {turn['turn']}"
+    return [Heading(3, where), Bullets(ev or ["(no evidence recorded)"]), Code(f"content: {content}")]

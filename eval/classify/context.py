@@ -1,0 +1,88 @@
+"""What a detector may know beyond the turn itself: the served tool-call format, the tools offered, and the
+conversation so far (prompt, tool results, earlier model output), so that text the model copies from its
+context is not mistaken for corruption.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from eval.classify.model import DEFAULT_TOOLS, FINISH_TOOLS, ToolSpec, as_text
+
+
+@dataclass
+class History:
+    """The conversation before the current turn, as text chunks; searched only when a detector has a suspect.
+
+    Substring search over the chunks runs in C, so the cost is paid only for the rare suspicious span, never
+    for every turn. `identifiers` is built lazily by the identifier detector (see `eval.classify.identifiers`).
+    """
+
+    chunks: list[str] = field(default_factory=list)
+    identifiers: Any = None
+
+    def add(self, text: str) -> None:
+        if text:
+            self.chunks.append(text)
+
+    def contains(self, needle: str) -> bool:
+        return bool(needle) and any(needle in chunk for chunk in self.chunks)
+
+    @property
+    def empty(self) -> bool:
+        return not self.chunks
+
+    @classmethod
+    def from_prompt(cls, prompt: Any) -> History:
+        """From a prompt string or a list of OpenAI messages (contents and tool-call arguments)."""
+        history = cls()
+        if isinstance(prompt, list):
+            for message in prompt:
+                if not isinstance(message, dict):
+                    history.add(as_text(message))
+                    continue
+                history.add(as_text(message.get("content")))
+                calls = message.get("tool_calls")
+                for call in calls if isinstance(calls, list) else []:
+                    fn = call.get("function") if isinstance(call, dict) else None
+                    if isinstance(fn, dict):
+                        history.add(as_text(fn.get("arguments")))
+        else:
+            history.add(as_text(prompt))
+        return history
+
+
+@dataclass
+class Context:
+    """Everything a detector may look at besides the turn. One per trajectory (or per standalone message)."""
+
+    tool_format: str = "auto"
+    structured: bool = True
+    tools: dict[str, ToolSpec] = field(default_factory=lambda: {t.name: t for t in DEFAULT_TOOLS})
+    history: History = field(default_factory=History)
+    tokenizer: Any = None
+    # True for the last turn of a trajectory, False for the others, None for a standalone message.
+    is_last: bool | None = None
+
+    @property
+    def finish_tool_offered(self) -> bool:
+        return any(name in FINISH_TOOLS for name in self.tools)
+
+    @classmethod
+    def build(
+        cls,
+        tool_format: str | None = None,
+        tools: list[ToolSpec] | None = None,
+        structured: bool = True,
+        tokenizer: Any = None,
+    ) -> Context:
+        from eval.classify.formats import normalize_format
+
+        specs = list(tools) if tools is not None else list(DEFAULT_TOOLS)
+        return cls(
+            tool_format=normalize_format(tool_format),
+            structured=structured,
+            tools={t.name: t for t in specs},
+            tokenizer=tokenizer,
+        )

@@ -1,0 +1,75 @@
+"""`leaked_tool_xml`: tool-call markup of the served format written as text instead of a structured call.
+
+Not a leak: markup the model copies from its context (a line that already appears in the prompt or a tool
+result, e.g. while editing a tool-call parser), and weak markers that are quoted or inside code (`<tool_call>`
+in backticks, a fenced block or a string literal). Tool arguments are never searched: a patch or a heredoc may
+legitimately contain any markup; broken argument markup is `malformed_tool_call`'s business.
+"""
+
+from __future__ import annotations
+
+from eval.classify.context import Context
+from eval.classify.formats import any_marker as any_marker_pattern
+from eval.classify.formats import bare_json_pattern, markers
+from eval.classify.model import Span, Turn, span_at
+
+_QUOTES = "\"'`"
+
+
+def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
+    if not ctx.structured:
+        return []  # the agent parses calls from text: markup in content is the protocol, not a leak
+    bare = bare_json_pattern(tuple(sorted(ctx.tools)))
+    fast = any_marker_pattern(ctx.tool_format)
+    spans: list[Span] = []
+    for name, text in turn.text_fields():
+        if not text:
+            continue
+        if fast.search(text) is not None:
+            spans.extend(_marker_spans(name, text, ctx))
+        if bare is not None and '"name"' in text:
+            spans.extend(
+                span_at(name, text, m.start(), m.end(), "tool call as bare JSON")
+                for m in bare.finditer(text)
+                if not _copied(text, m.start(), m.end(), ctx)
+            )
+    return spans
+
+
+def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
+    spans = []
+    for marker in markers(ctx.tool_format):
+        for m in marker.pattern.finditer(text):
+            start, end = m.start(), m.end()
+            if _copied(text, start, end, ctx):
+                continue
+            if not marker.strong and _in_code_or_quotes(text, start, end):
+                continue
+            spans.append(span_at(name, text, start, end, marker.name))
+    spans.sort(key=lambda s: s.start)
+    return spans
+
+
+def _line(text: str, start: int, end: int) -> str:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    return text[line_start : len(text) if line_end < 0 else line_end].strip()
+
+
+def _copied(text: str, start: int, end: int, ctx: Context) -> bool:
+    """The whole line holding the match already appears in the conversation: the model is quoting it."""
+    if ctx.history.empty:
+        return False
+    return ctx.history.contains(_line(text, start, end))
+
+
+def _in_code_or_quotes(text: str, start: int, end: int) -> bool:
+    """Inside a fenced block, an inline code span or a string literal (a discussion of the markup)."""
+    if text.count("```", 0, start) % 2 == 1:
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    if text.count("`", line_start, start) % 2 == 1:
+        return True
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    return bool(before) and before in _QUOTES and after == before

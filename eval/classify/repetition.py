@@ -1,0 +1,133 @@
+"""`degenerate_repetition`: a unit of text (a token, a phrase, a line, a block of lines) repeated back to back
+far beyond what legitimate output shows.
+
+The measure is the longest *consecutive* periodic region of a field: a unit of `period` characters repeated
+`reps` times, covering `span` characters. Legitimate text has short periodic regions (a `=====` rule, a few
+identical table rows, pytest's dots) and, above all, no long ones; a looping model repeats a unit dozens of
+times, usually until it hits `max_tokens`. The thresholds (`Thresholds`) were calibrated on the realistic
+negatives in tests/unit/classify (code files, test logs, tables, separators, CJK text) and the loops in the
+positives.
+
+Finding the region is cheap: an anchor (the 32 characters before a position) is looked up once backwards
+(`str.rfind`, in C); the distance to its previous occurrence is the candidate period, and the region is grown
+in both directions by binary search over slice comparisons. Anchors sit at the end of the field (loops run
+to the end) and, only for long text that compresses suspiciously well, every 64 characters.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from eval.classify.context import Context
+from eval.classify.model import Span, Turn, span_at
+
+ANCHOR = 32
+MAX_PERIOD = 1024
+MIN_FIELD = 160
+WINDOW = 65536  # long fields: analyse the first and last 64 KiB
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_reps: int = 16  # anywhere, any ending
+    min_span: int = 256
+    min_reps_at_length: int = 6  # a loop that runs into max_tokens (finish_reason "length")
+    min_span_at_length: int = 160
+    min_span_one_char: int = 512  # "=====" rules, "....." progress dots and "    " indentation are legitimate
+    compress_ratio: float = 0.15  # long text compressing better than this gets the full scan
+
+
+THRESHOLDS = Thresholds()
+
+
+@dataclass(frozen=True)
+class Region:
+    start: int
+    end: int
+    period: int
+
+    @property
+    def reps(self) -> float:
+        return (self.end - self.start) / self.period
+
+
+def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
+    spans = []
+    truncated = turn.finish_reason == "length"
+    for name, text in turn.all_fields():
+        if len(text) < MIN_FIELD:
+            continue
+        region = worst_region(text, truncated)
+        if region is not None:
+            unit = text[region.start : region.start + region.period]
+            why = f"{unit[:40]!r} x {region.reps:.0f} ({region.end - region.start} chars)"
+            spans.append(span_at(name, text, region.start, region.end, why))
+    return spans
+
+
+def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Region | None:
+    """The first periodic region of `text` that crosses the thresholds, or None."""
+    n = len(text)
+    offset = 0
+    if n > 2 * WINDOW:  # 10 MB arguments: the two ends are where a loop shows
+        head = worst_region(text[:WINDOW], False, t)
+        if head is not None:
+            return head
+        offset, text, n = n - WINDOW, text[-WINDOW:], WINDOW
+    anchors = [n]
+    if n >= 1024 and _compresses_well(text, t.compress_ratio):
+        anchors.extend(range(ANCHOR + 64, n, 64))
+    for a in anchors:
+        region = _region_at(text, a)
+        if region is not None and _degenerate(text, region, truncated, t):
+            return Region(region.start + offset, region.end + offset, region.period)
+    return None
+
+
+def _compresses_well(text: str, ratio: float) -> bool:
+    raw = text.encode("utf-8", "surrogatepass")
+    return len(zlib.compress(raw, 1)) < ratio * len(raw)
+
+
+def _region_at(s: str, a: int) -> Region | None:
+    """The periodic region around anchor end `a`, with the anchor's nearest earlier occurrence as period."""
+    if a < ANCHOR + 1:
+        return None
+    anchor = s[a - ANCHOR : a]
+    j = s.rfind(anchor, max(0, a - ANCHOR - MAX_PERIOD), a - 1)
+    if j < 0:
+        return None
+    p = a - ANCHOR - j
+    back = _grow(lambda k: s[a - k : a] == s[a - k - p : a - p], a - p)
+    fwd = _grow(lambda m: s[a : a + m] == s[a - p : a - p + m], len(s) - a)
+    return Region(a - back - p, a + fwd, p)
+
+
+def _grow(ok: Callable[[int], bool], limit: int) -> int:
+    """Largest k in [0, limit] with ok(k) true (ok is monotone: true up to some k); galloping search."""
+    lo, step = 0, 64
+    while lo < limit:
+        hi = min(limit, lo + step)
+        if ok(hi):
+            lo, step = hi, step * 2
+            continue
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+    return lo
+
+
+def _degenerate(s: str, r: Region, truncated: bool, t: Thresholds) -> bool:
+    span = r.end - r.start
+    if len(set(s[r.start : r.start + r.period])) == 1 and span < t.min_span_one_char:
+        return False
+    if r.reps >= t.min_reps and span >= t.min_span:
+        return True
+    at_end = r.end >= len(s) - ANCHOR
+    return truncated and at_end and r.reps >= t.min_reps_at_length and span >= t.min_span_at_length

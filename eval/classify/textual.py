@@ -1,0 +1,134 @@
+"""Character-level corruption: `replacement_char` (U+FFFD) and `byte_piece` (byte tokens or byte-level BPE
+pieces leaking as text, lone surrogates). Clean ASCII text leaves through a fast path.
+
+When the turn's token ids and a tokenizer are at hand, byte pieces are decided from the tokenizer: a text
+suspect that the tokenizer's own decoding also produces is what the model really generated (a Maltese `Ġ`),
+not a leak; byte-fallback tokens whose bytes are not valid UTF-8 are a leak even when the text hides them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from eval.classify.bytelevel import SUSPECT, bytelevel_spans
+from eval.classify.context import Context
+from eval.classify.model import Span, Turn, span_at
+
+_FFFD_RUN = re.compile("\ufffd+")
+_FFFD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u[fF]{3}[dD]")
+_BYTE_TOKENS = re.compile(r"(?:<0x[0-9A-Fa-f]{2}>)+")
+_BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+_SURROGATE = re.compile("[\ud800-\udfff]+")
+_QUOTES = "\"'`"
+
+
+def detect_replacement_char(turn: Turn, ctx: Context) -> list[Span]:
+    spans: list[Span] = []
+    for name, text in turn.all_fields():
+        if text.isascii():
+            if name.endswith(".arguments") and "\\u" in text:
+                spans.extend(_spans(_FFFD_ESCAPE, name, text, ctx, "escaped U+FFFD in JSON arguments"))
+            continue
+        if "\ufffd" in text:
+            spans.extend(_spans(_FFFD_RUN, name, text, ctx, "U+FFFD replacement character"))
+    return spans
+
+
+def _spans(pattern: re.Pattern[str], name: str, text: str, ctx: Context, why: str) -> list[Span]:
+    return [
+        span_at(name, text, m.start(), m.end(), why)
+        for m in pattern.finditer(text)
+        if not _copied_window(text, m.start(), m.end(), ctx)
+    ]
+
+
+def _copied_window(text: str, start: int, end: int, ctx: Context) -> bool:
+    """The match with a few characters around it already appears in the conversation (a quoted file)."""
+    if ctx.history.empty:
+        return False
+    window = text[max(0, start - 8) : end + 8]
+    return ctx.history.contains(window)
+
+
+def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
+    spans: list[Span] = []
+    for name, text in turn.all_fields():
+        if "<0x" in text:
+            spans.extend(_byte_token_spans(name, text, ctx))
+        if text.isascii():
+            continue
+        if SUSPECT.search(text) is not None:
+            spans.extend(s for s in bytelevel_spans(name, text) if not ctx.history.contains(s.text))
+        spans.extend(
+            span_at(name, text, m.start(), m.end(), "lone UTF-16 surrogate") for m in _SURROGATE.finditer(text)
+        )
+    if ctx.tokenizer is not None and turn.token_ids:
+        return _decide_with_tokenizer(spans, turn.token_ids, ctx.tokenizer)
+    return spans
+
+
+def _byte_token_spans(name: str, text: str, ctx: Context) -> list[Span]:
+    spans = []
+    for m in _BYTE_TOKENS.finditer(text):
+        start, end = m.start(), m.end()
+        before = text[start - 1] if start else ""
+        after = text[end] if end < len(text) else ""
+        if before and before in _QUOTES and after == before:
+            continue  # a string literal in code that handles byte tokens
+        if ctx.history.contains(m.group()):
+            continue
+        spans.append(span_at(name, text, start, end, "byte token(s) as text"))
+    return spans
+
+
+def _decide_with_tokenizer(spans: list[Span], ids: list[int], tokenizer: Any) -> list[Span]:
+    tokens = tokens_of(tokenizer, ids)
+    decoded = decode_of(tokenizer, ids)
+    if decoded is not None:
+        spans = [s for s in spans if s.detail.startswith("lone") or s.text not in decoded]
+    if tokens is not None:
+        spans.extend(_invalid_byte_runs(tokens))
+    return spans
+
+
+def _invalid_byte_runs(tokens: list[str]) -> list[Span]:
+    """Runs of byte-fallback tokens (`<0xE2>`) whose bytes are not valid UTF-8: rendered as U+FFFD or dropped."""
+    spans = []
+    i = 0
+    while i < len(tokens):
+        if _BYTE_TOKEN.fullmatch(tokens[i] or "") is None:
+            i += 1
+            continue
+        j = i
+        while j < len(tokens) and _BYTE_TOKEN.fullmatch(tokens[j] or "") is not None:
+            j += 1
+        raw = bytes(int(t[3:5], 16) for t in tokens[i:j])
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            spans.append(Span("token_ids", i, j, "".join(tokens[i:j])[:200], "byte tokens are not valid UTF-8"))
+        i = j
+    return spans
+
+
+def tokens_of(tokenizer: Any, ids: list[int]) -> list[str] | None:
+    """Token strings from a transformers tokenizer (`convert_ids_to_tokens`) or a `tokenizers.Tokenizer`."""
+    try:
+        if hasattr(tokenizer, "convert_ids_to_tokens"):
+            out = tokenizer.convert_ids_to_tokens(list(ids))
+        elif hasattr(tokenizer, "id_to_token"):
+            out = [tokenizer.id_to_token(i) for i in ids]
+        else:
+            return None
+    except Exception:  # an id outside the vocabulary is itself a sign of trouble, not a crash
+        return None
+    return [t if isinstance(t, str) else "" for t in out]
+
+
+def decode_of(tokenizer: Any, ids: list[int]) -> str | None:
+    try:
+        out = tokenizer.decode(list(ids))
+    except Exception:
+        return None
+    return out if isinstance(out, str) else None

@@ -1,0 +1,99 @@
+"""Structured tool calls: `malformed_tool_call` (a call the agent cannot run as intended) and
+`missing_tool_call` (a tool-calling agent loop got neither a call nor a final answer).
+
+Not malformed: `{}` (or an empty string) for a tool without required arguments; markup inside an argument
+value that is quoted (code that handles tool-call tags); unknown extra arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from eval.classify.context import Context
+from eval.classify.model import Span, ToolCall, Turn, span_at
+
+_BAD_KEY = re.compile(r"[=<>\s\"]")
+_STRAY_CLOSE = re.compile(r"</(?:parameter|function|tool_call)>")
+_NEXT_OPEN = re.compile(r"\s*(?:<(?:parameter|function)=|$)")
+_QUOTES = "\"'`"
+
+
+def detect_malformed_tool_call(turn: Turn, ctx: Context) -> list[Span]:
+    spans: list[Span] = []
+    for call in turn.tool_calls:
+        spans.extend(_name_problems(call, ctx))
+        spans.extend(_argument_problems(call, ctx))
+    return spans
+
+
+def _name_problems(call: ToolCall, ctx: Context) -> list[Span]:
+    if not call.name.strip():
+        return [Span(call.name_field, 0, len(call.name), call.name, "empty tool name")]
+    if call.name not in ctx.tools:
+        known = ", ".join(sorted(ctx.tools)) or "none"
+        return [span_at(call.name_field, call.name, 0, len(call.name), f"unknown tool (offered: {known})")]
+    return []
+
+
+def _argument_problems(call: ToolCall, ctx: Context) -> list[Span]:
+    raw = call.arguments
+    if not call.parses:
+        return [span_at(call.args_field, raw, 0, len(raw), "arguments are not valid JSON")]
+    args = call.parsed
+    if not isinstance(args, dict):
+        return [span_at(call.args_field, raw, 0, len(raw), "arguments are not a JSON object")]
+    spans = [_locate(call, key, "argument key with markup or '='") for key in args if _BAD_KEY.search(key)]
+    spec = ctx.tools.get(call.name)
+    for required in spec.required if spec else ():
+        value = args.get(required)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            why = f"required argument {required!r} missing or empty"
+            spans.append(span_at(call.args_field, raw, 0, len(raw), why))
+    for value in args.values():
+        if isinstance(value, str) and "</" in value:
+            spans.extend(_stray_closing_tags(call, value))
+    return spans
+
+
+def _stray_closing_tags(call: ToolCall, value: str) -> list[Span]:
+    """A closing tag of the call markup that ends the value or precedes the next parameter: a parse slip.
+
+    Quoted tags are code (a parser's source, its tests) and stay clean.
+    """
+    spans = []
+    for m in _STRAY_CLOSE.finditer(value):
+        before = value[m.start() - 1] if m.start() else ""
+        if before in _QUOTES and before:
+            continue
+        if _NEXT_OPEN.match(value, m.end()) is not None:
+            spans.append(_locate(call, m.group(), "stray closing tag inside an argument value"))
+    return spans
+
+
+def _locate(call: ToolCall, text: str, why: str) -> Span:
+    """The span of `text` in the raw arguments (JSON-escaped first, then as is; the whole string if neither)."""
+    raw = call.arguments
+    for needle in (json.dumps(text, ensure_ascii=False)[1:-1], text):
+        at = raw.find(needle)
+        if at >= 0:
+            return span_at(call.args_field, raw, at, at + len(needle), why)
+    return span_at(call.args_field, raw, 0, len(raw), why)
+
+
+def detect_missing_tool_call(turn: Turn, ctx: Context) -> list[Span]:
+    """No call in a tool-calling loop, unless this is a final answer the loop accepts.
+
+    With a finish tool offered (`submit`), only that tool ends the loop, so every call-less turn misses one;
+    without one, a call-less reply with content is the final answer when it is the last turn (or standalone).
+    A reply cut by max_tokens is `truncated`, not a missing call.
+    """
+    if not ctx.structured or turn.tool_calls or turn.finish_reason == "length":
+        return []
+    if not ctx.finish_tool_offered and ctx.is_last is not False and turn.content.strip():
+        return []
+    return [_no_call_span(turn)]
+
+
+def _no_call_span(turn: Turn) -> Span:
+    return span_at("content", turn.content, 0, len(turn.content), "no structured tool call")

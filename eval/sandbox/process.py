@@ -21,7 +21,7 @@ from eval.protocols import ExecResult
 CHUNK = 65536
 
 
-class _Collector:
+class Collector:
     """Keeps the first and last `max_bytes // 2` bytes of a stream."""
 
     def __init__(self, max_bytes: int) -> None:
@@ -85,7 +85,7 @@ def run_limited(
         start_new_session=True,
         preexec_fn=preexec,
     )
-    collector = _Collector(max_bytes)
+    collector = Collector(max_bytes)
     reader = threading.Thread(target=_drain, args=(proc, collector), daemon=True)
     reader.start()
     if stdin is not None and proc.stdin is not None:
@@ -107,7 +107,7 @@ def run_limited(
     return ExecResult(exit_code=code, output=collector.text(), timed_out=timed_out)
 
 
-def _drain(proc: subprocess.Popen[bytes], collector: _Collector) -> None:
+def _drain(proc: subprocess.Popen[bytes], collector: Collector) -> None:
     assert proc.stdout is not None
     while chunk := proc.stdout.read1(CHUNK):  # type: ignore[attr-defined]
         collector.add(chunk)

@@ -111,7 +111,7 @@ def sequential(result: Analysis) -> list[Block]:
         s = result.summaries[name]
         design = Design(float(s.policy["non_inferiority_margin"]), float(s.policy["alpha"]), 50, c.instances)
         o = c.sequential
-        bounds = ", ".join(f"{b:.2f}" for b in design.boundaries())
+        bounds = ", ".join(f"{b:.2f}" for b in design.t_boundaries())
         rows.append([s.label, o.decision, f"{o.instances} of {c.instances}", f"{o.look}", f"{pts(o.estimate)}", bounds])
     if not rows:
         return []

@@ -9,6 +9,8 @@ of the non-inferiority margin run against O'Brien-Fleming-type boundaries c_k = 
 - PASS as soon as (margin - est) / se > c_k   (the drop is smaller than the margin),
 - INCONCLUSIVE when the last look decides neither.
 
+Because se is estimated at every look, c_k is used on the t scale: t_{n_k - 1} quantile of Phi(c_k).
+
 C is calibrated so that each one-sided test has overall type-I error alpha when the true drop equals the margin
 (the least favourable case): the (1 - alpha) quantile of max_k Z(t_k) / sqrt(K / k) for a Brownian motion
 observed at the information fractions t_k = n_k / N. The boundary is wide early (nothing stops on the first
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from scipy import stats as sps
 
 CALIBRATION_PATHS = 200_000
 FAIL, PASS, INCONCLUSIVE = 1, 2, 0
@@ -45,6 +48,11 @@ class Design:
         looks = self.looks
         k = np.arange(1, len(looks) + 1)
         return obf_constant(tuple(looks / looks[-1]), self.alpha) * np.sqrt(len(looks) / k)
+
+    def t_boundaries(self) -> np.ndarray:
+        """The boundaries on the t scale (n_k - 1 degrees of freedom): the SE is estimated at every look."""
+        z = self.boundaries()
+        return np.asarray(sps.t.ppf(sps.norm.cdf(z), np.maximum(self.looks - 1, 1)))
 
 
 @lru_cache(maxsize=64)
@@ -76,7 +84,7 @@ def run_paths(d: np.ndarray, design: Design) -> tuple[np.ndarray, np.ndarray]:
     decision = np.full(d.shape[0], INCONCLUSIVE)
     used = np.full(d.shape[0], min(design.max_instances, d.shape[1]))
     open_ = np.ones(d.shape[0], dtype=bool)
-    for n, c in zip(design.looks, design.boundaries(), strict=True):
+    for n, c in zip(design.looks, design.t_boundaries(), strict=True):
         if n > d.shape[1]:
             break
         est = cum[:, n - 1] / n
@@ -101,7 +109,7 @@ def monitor(d: np.ndarray, design: Design) -> Outcome:
     est = float(sample.mean()) if n else float("nan")
     se = float(sample.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
     z = (est - design.margin) / se if se and se > 0 else float("nan")
-    return Outcome(DECISION_NAMES[int(decision[0])], n, look + 1, est, z, float(design.boundaries()[look]))
+    return Outcome(DECISION_NAMES[int(decision[0])], n, look + 1, est, z, float(design.t_boundaries()[look]))
 
 
 def simulate_pairs(

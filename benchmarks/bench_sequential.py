@@ -39,7 +39,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     design = Design(margin=args.margin, alpha=args.alpha, batch=args.batch, max_instances=args.instances)
-    print(f"design: margin {args.margin}, alpha {args.alpha} per one-sided test, looks at {[int(n) for n in design.looks]}")
+    looks = [int(n) for n in design.looks]
+    print(f"design: margin {args.margin}, alpha {args.alpha} per one-sided test, looks at {looks}")
     print(f"boundaries (z): {', '.join(f'{b:.2f}' for b in design.boundaries())}")
     print(f"boundaries (t): {', '.join(f'{b:.2f}' for b in design.t_boundaries())}")
     print(f"{args.reps} replications per scenario, ICC {args.rho}, {args.repeats} repeats, seed {args.seed}\n")

@@ -1,9 +1,87 @@
-"""CLI commands of the rollout stage."""
+"""CLI commands of the rollout stage: `rollout` (one cohort against a running server) and `import` (other
+agents' trajectories into a specqual run directory)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Literal
+
 import typer
+
+from eval.commands.common import ConfigArg, ConfigOpt, fail, load, spec_errors
+
+ImportFormat = Literal["mini-swe-agent", "openhands"]
+
+
+@spec_errors
+def rollout(
+    files: ConfigArg,
+    cohort: Annotated[str, typer.Option("--cohort", help="the cohort whose server is running")],
+    base_url: Annotated[str, typer.Option("--base-url", help="the server, e.g. http://127.0.0.1:8000")],
+    config: ConfigOpt = None,
+    run_id: Annotated[str | None, typer.Option(help="resume or name a run")] = None,
+    results: Annotated[Path, typer.Option(help="results root")] = Path("results"),
+) -> None:
+    """Run one cohort's SWE-bench rollouts against an already running server; resumable (same --run-id).
+
+    Example: specqual rollout cohorts/demo-cpu.yaml --cohort patched-off --base-url http://127.0.0.1:8000 --run-id demo
+    """
+    import asyncio
+
+    from eval.plan import model_path_for_plan
+    from eval.rollout.progress import RolloutProgress
+    from eval.rollout.run import check_workload, run_rollouts
+    from eval.stacks.commands import cohort_commands
+    from eval.store.run import open_run
+    from eval.tasks.load import load_tasks
+
+    loaded = load(files, config)
+    target = loaded.cohort(cohort)
+    workload = check_workload(loaded)
+    tasks = load_tasks(workload, loaded.spec.base_dir)
+    if not tasks:
+        fail("the SWE-bench workload selects no instances")
+    run = open_run(loaded, results, run_id)
+    if not (run.cohort_dir(target.name) / "cohort.json").exists():
+        cmds = [p.shell() for p in cohort_commands(loaded.spec, target, model_path_for_plan(loaded))]
+        run.write_cohort(loaded, target, cmds)
+    typer.echo(f"run directory: {run.path}", err=True)
+    with RolloutProgress() as view:
+        summary = asyncio.run(run_rollouts(loaded, run, target, base_url, tasks, progress=view))
+    typer.echo(
+        f"{summary.cohort}: {summary.total} units, {summary.skipped} already done, {summary.completed} completed, "
+        f"{summary.infra_errors} infra errors, {summary.turns} turns in {summary.wall_s:.1f} s; "
+        f"predictions: {summary.predictions}"
+    )
+
+
+def import_(
+    src: Annotated[Path, typer.Argument(help="a trajectory file or a directory of them")],
+    fmt: Annotated[ImportFormat, typer.Option("--format", help="mini-swe-agent (*.traj.json) or openhands")],
+    run_dir: Annotated[Path, typer.Option("--run-dir", help="the specqual run directory to write into")],
+    cohort: Annotated[str, typer.Option("--cohort", help="the cohort name the units go under")],
+    tool_format: Annotated[
+        str | None, typer.Option("--tool-format", help="the tool-call parser the server used (for classify)")
+    ] = None,
+) -> None:
+    """Convert another agent's trajectories into specqual unit directories (trajectory.jsonl, patch.diff,
+    verdict.json), so `specqual classify` and `specqual report` work on them.
+
+    Example: specqual import --format mini-swe-agent runs/mini/ --run-dir results/mini-import --cohort mini
+    """
+    from eval.importers.common import ImportError_, import_units
+
+    if not src.exists():
+        fail(f"{src}: no such file or directory")
+    try:
+        summary = import_units(fmt, src, run_dir, cohort, tool_format)
+    except ImportError_ as e:
+        fail(str(e))
+        return
+    typer.echo(f"imported {summary.units} units ({summary.skipped} files skipped) into {run_dir}/{cohort}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this stage's commands to the app (filled in as the stage lands)."""
+    """Add this stage's commands to the app."""
+    app.command("rollout")(rollout)
+    app.command("import")(import_)

@@ -1,0 +1,151 @@
+"""Run one cohort's SWE-bench rollouts against an already running server: every unit not yet done, at most
+`concurrency` at once, then the predictions files rebuilt from the unit directories.
+
+Resume is by what is on disk: a unit whose verdict.json parses is skipped; any other unit directory is wiped
+and run again. `on_unit_done(unit_dir)` is called after each verdict is written (grading can stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eval.protocols import Sandbox, Task
+from eval.rollout.predictions import write_predictions
+from eval.rollout.progress import CohortProgress, RolloutProgress
+from eval.rollout.unit import RolloutEnv, run_unit
+from eval.rollout.units import Unit, plan_units
+from eval.spec.errors import SpecError
+from eval.spec.load import LoadedSpec
+from eval.spec.matrix import Cohort
+from eval.spec.models import SandboxSpec, SWEBenchWorkload
+from eval.store.run import RunDir
+
+UnitDone = Callable[[Path], Any]
+
+
+@dataclass
+class RolloutSummary:
+    cohort: str
+    total: int
+    skipped: int
+    completed: int
+    infra_errors: int
+    turns: int
+    wall_s: float
+    predictions: Path
+
+    @property
+    def ran(self) -> int:
+        return self.completed + self.infra_errors
+
+
+def default_sandbox_factory(spec: SandboxSpec) -> Callable[[Task], Sandbox]:
+    """The registered sandbox class for `sandbox.kind`, given the unit's task and the resource limits."""
+    from eval.registry import SANDBOXES, load
+
+    cls = load(SANDBOXES, spec.kind)
+
+    def make(task: Task) -> Sandbox:
+        sandbox: Sandbox = cls(task, cpus=spec.cpus, memory_gb=spec.memory_gb)
+        return sandbox
+
+    return make
+
+
+def check_workload(loaded: LoadedSpec) -> SWEBenchWorkload:
+    """The SWE-bench workload, with the agent settings this module interprets checked before anything runs."""
+    from eval.agent.feedback import FeedbackPolicy
+    from eval.agent.tools import tool_definitions
+    from eval.registry import AGENTS, known
+
+    workload = loaded.spec.workloads.swebench
+    if workload is None or not workload.enabled:
+        raise SpecError("workloads.swebench", "the cohort file has no enabled SWE-bench workload")
+    agent = workload.agent
+    known(AGENTS, agent.kind, "workloads.swebench.agent.kind")
+    try:
+        tool_definitions(agent.tools)
+    except ValueError as e:
+        raise SpecError("workloads.swebench.agent.tools", str(e)) from None
+    try:
+        FeedbackPolicy.from_spec(agent.feedback, agent.final_answer_pattern, agent.max_consecutive_no_tool_calls)
+    except ValueError as e:
+        raise SpecError("workloads.swebench.agent.feedback", str(e)) from None
+    return workload
+
+
+async def _notify(callback: UnitDone | None, unit_dir: Path) -> None:
+    if callback is not None:
+        result = callback(unit_dir)
+        if inspect.isawaitable(result):
+            await result
+
+
+async def run_rollouts(
+    loaded: LoadedSpec,
+    run: RunDir,
+    cohort: Cohort | str,
+    base_url: str,
+    tasks: list[Task],
+    progress: RolloutProgress | None = None,
+    on_unit_done: UnitDone | None = None,
+    sandbox_factory: Callable[[Task], Sandbox] | None = None,
+) -> RolloutSummary:
+    """Run every unit of `cohort` that is not done yet; return counts. Infra failures never raise here."""
+    import aiohttp
+
+    from eval.registry import AGENTS, load
+
+    workload = check_workload(loaded)
+    name = cohort if isinstance(cohort, str) else cohort.name
+    todo, done = plan_units(run, name, tasks, workload.repeats)
+    row = (progress or RolloutProgress(enabled=False)).cohort(name, len(tasks) * workload.repeats, done)
+    started = time.monotonic()
+    connector = aiohttp.TCPConnector(limit=workload.concurrency, force_close=False)
+    with ThreadPoolExecutor(max_workers=workload.concurrency + 1, thread_name_prefix="sandbox") as executor:
+        async with aiohttp.ClientSession(connector=connector) as session:
+            env = RolloutEnv(
+                workload=workload,
+                sampling=loaded.spec.sampling,
+                model=loaded.spec.model.served_name,
+                base_url=base_url,
+                agent_cls=load(AGENTS, workload.agent.kind),
+                sandbox_factory=sandbox_factory or default_sandbox_factory(workload.sandbox),
+                session=session,
+                executor=executor,
+                on_turn=row.turn,
+            )
+            await _run_all(todo, env, workload.concurrency, row, on_unit_done)
+    predictions = write_predictions(run, name)
+    return RolloutSummary(
+        cohort=name,
+        total=row.total,
+        skipped=done,
+        completed=row.done - done - row.infra_errors,
+        infra_errors=row.infra_errors,
+        turns=row.turns,
+        wall_s=round(time.monotonic() - started, 3),
+        predictions=predictions,
+    )
+
+
+async def _run_all(
+    todo: list[Unit], env: RolloutEnv, concurrency: int, row: CohortProgress, on_unit_done: UnitDone | None
+) -> None:
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(unit: Unit) -> None:
+        async with semaphore:
+            row.unit_started()
+            verdict = await run_unit(unit, env)
+            row.unit_finished(verdict)
+        await _notify(on_unit_done, unit.dir)
+
+    await asyncio.gather(*(one(u) for u in todo))

@@ -1,0 +1,52 @@
+"""Units of a cohort's rollout (instance x repeat), their per-unit seeds, and what is already done on disk."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from eval.protocols import Task
+from eval.spec.models import Sampling
+from eval.store.run import RunDir
+
+
+@dataclass(frozen=True)
+class Unit:
+    cohort: str
+    task: Task
+    repeat: int
+    dir: Path
+
+    @property
+    def key(self) -> str:
+        """A readable id for request ids and logs: `<cohort>/<instance_id>/r<k>`."""
+        return f"{self.cohort}/{self.task.instance_id}/r{self.repeat}"
+
+
+def unit_seed(sampling: Sampling, instance_id: str, repeat: int) -> int | None:
+    """The request seed: none, the fixed seed, or (per_unit) a stable hash of (seed, instance, repeat).
+
+    Stable across restarts and machines (sha256, not Python's salted `hash`), so a resumed unit samples the
+    same way as it would have the first time, and every cohort gets the same seed for the same unit.
+    """
+    if sampling.seed_policy == "none":
+        return None
+    if sampling.seed_policy == "fixed":
+        return sampling.seed
+    digest = hashlib.sha256(f"{sampling.seed}\x00{instance_id}\x00{repeat}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def plan_units(run: RunDir, cohort: str, tasks: list[Task], repeats: int) -> tuple[list[Unit], int]:
+    """(units still to run, number already done). Repeat-major order: every instance once before any twice,
+    so a partial run covers all instances evenly."""
+    todo: list[Unit] = []
+    done = 0
+    for repeat in range(repeats):
+        for task in tasks:
+            if run.unit_done(cohort, task.instance_id, repeat):
+                done += 1
+            else:
+                todo.append(Unit(cohort, task, repeat, run.unit_dir(cohort, task.instance_id, repeat)))
+    return todo, done

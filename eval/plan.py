@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from eval.executors.slurm import plan_sbatch
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
 from eval.stacks.commands import cohort_commands
@@ -76,6 +77,7 @@ def cohort_plan(loaded: LoadedSpec, cohort: Cohort) -> dict[str, Any]:
         "probes": canary_probes(loaded),
         "gpus": cohort.gpus if loaded.spec.server.device == "cuda" else 0,
         "commands": [p.shell() for p in commands],
+        "sbatch": plan_sbatch(loaded, cohort),
     }
 
 

@@ -201,6 +201,13 @@ class SlurmOptions(Strict):
     nodes: int = Field(1, ge=1)
     setup: list[str] = Field(default_factory=list, description="shell lines run before the server")
     sbatch: list[str] = Field(default_factory=list, description="extra #SBATCH lines, without the prefix")
+    cpus_per_worker: int | None = Field(None, ge=1, description="--cpus-per-task of each server process")
+    bind_host: str = Field("0.0.0.0", description="address servers bind to inside jobs (advertised by node name)")
+    shards: int | None = Field(None, ge=1, description="rollout array tasks (default: one per instance, max 100)")
+    max_parallel: int | None = Field(None, ge=1, description="array throttle: tasks running at once (%N)")
+    rollout_cpus: int = Field(1, ge=1, description="--cpus-per-task of each rollout array task")
+    resubmits: int = Field(2, ge=0, description="times unfinished shards are resubmitted")
+    poll_interval_s: float = Field(5.0, gt=0, description="seconds between squeue/scontrol polls")
 
 
 class Executor(Strict):

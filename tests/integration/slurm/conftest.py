@@ -1,0 +1,46 @@
+"""Slurm integration tests need a running cluster (`bash scripts/slurm/start-cluster.sh`).
+
+Outside CI they skip when `sinfo` does not answer; in CI (`CI` set) a missing cluster is a failure, because
+.ci/run starts one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from eval.executors.slurm import cluster
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> None:
+    if cluster.cluster_answers():
+        return
+    if os.environ.get("CI"):
+        pytest.fail("CI is set but no Slurm cluster answers: .ci/run must run scripts/slurm/start-cluster.sh")
+    pytest.skip("no Slurm cluster answers `sinfo` (start one: bash scripts/slurm/start-cluster.sh)")
+
+
+@pytest.fixture
+def job_env(monkeypatch: pytest.MonkeyPatch, slurm_cluster: None) -> Iterator[None]:
+    """Jobs inherit the submitting environment: let them import this repository's test modules."""
+    monkeypatch.setenv("PYTHONPATH", f"{REPO}:{os.environ.get('PYTHONPATH', '')}".rstrip(":"))
+    monkeypatch.chdir(REPO)
+    yield
+
+
+def wait_state(job_id: str, done: frozenset[str] = cluster.ACTIVE_STATES, timeout_s: float = 60) -> list[cluster.JobInfo]:
+    """Poll until no record of the job is active (or time runs out); return the last records."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        jobs = cluster.show_jobs(job_id)
+        if not any(j.state in done for j in jobs) or time.monotonic() > deadline:
+            return jobs
+        time.sleep(0.3)

@@ -1,0 +1,35 @@
+"""A stand-in for the rollout runner inside array tasks (the real one runs in test_vllm_slurm.py): it writes
+each unit of its shard slowly, verdict last, skips units already done, and logs every unit it starts to
+`<run>/<cohort>/standin-starts.log` so tests can tell which units ran again after a resubmission.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from eval.executors.slurm.shard import ShardPlan
+from eval.store.atomic import atomic_write_json
+from eval.store.run import RunDir
+
+
+def write_units(plan: ShardPlan, instance_ids: list[str]) -> int:
+    run = RunDir(Path(plan.run_dir))
+    repeats = int(plan.extra.get("repeats", 1))
+    sleep_s = float(plan.extra.get("sleep_s", 1.0))
+    starts = run.cohort_dir(plan.cohort) / "standin-starts.log"
+    for repeat in range(repeats):
+        for iid in instance_ids:
+            if run.unit_done(plan.cohort, iid, repeat):
+                continue
+            line = json.dumps({"unit": f"{iid}/r{repeat}", "submission": plan.submission, "pid": os.getpid()})
+            with open(starts, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+            unit = run.unit_dir(plan.cohort, iid, repeat)
+            unit.mkdir(parents=True, exist_ok=True)
+            time.sleep(sleep_s)
+            verdict = {"schema_version": 1, "cohort": plan.cohort, "instance_id": iid, "repeat": repeat}
+            atomic_write_json(unit / "verdict.json", verdict | {"status": "completed", "seed": repeat})
+    return 0

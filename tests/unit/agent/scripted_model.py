@@ -121,3 +121,18 @@ class ScriptedModelServer:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         time.sleep(0)
+
+
+def solver(tasks: list[Any]) -> Callable[[dict[str, Any]], Reply]:
+    """Stands in for a model that solves every task: turn 0 applies the instance's gold patch with `git apply`
+    through the bash tool, turn 1 submits. The instance is recognised by its problem statement."""
+    from eval.agent.controls import apply_command
+
+    def respond(request: dict[str, Any]) -> Reply:
+        problem = problem_of(request)
+        task = next(t for t in tasks if t.problem_statement in problem)
+        if turn_of(request) == 0:
+            return {"content": "I will apply the fix.", "tool_calls": [bash(apply_command(task.patch))]}
+        return {"content": None, "tool_calls": [submit()]}
+
+    return respond

@@ -34,6 +34,15 @@ def job_env(monkeypatch: pytest.MonkeyPatch, slurm_cluster: None) -> Iterator[No
     yield
 
 
+@pytest.fixture(scope="session")
+def local_tasks() -> Path:
+    """The local task set where `dataset: specqual/local` finds it (generated once; the loader only reuses it)."""
+    from eval.tasks import local_set
+
+    local_set.ensure(local_set.default_dir())
+    return local_set.default_dir()
+
+
 def wait_state(job_id: str, done: frozenset[str] = cluster.ACTIVE_STATES, timeout_s: float = 60) -> list[cluster.JobInfo]:
     """Poll until no record of the job is active (or time runs out); return the last records."""
     import time

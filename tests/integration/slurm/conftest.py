@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from eval.executors.slurm import cluster
+from eval.executors.slurm.cluster import JobInfo
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -43,7 +44,7 @@ def local_tasks() -> Path:
     return local_set.default_dir()
 
 
-def wait_state(job_id: str, done: frozenset[str] = cluster.ACTIVE_STATES, timeout_s: float = 60) -> list[cluster.JobInfo]:
+def wait_state(job_id: str, done: frozenset[str] = cluster.ACTIVE_STATES, timeout_s: float = 60) -> list[JobInfo]:
     """Poll until no record of the job is active (or time runs out); return the last records."""
     import time
 

@@ -58,5 +58,5 @@ def test_gpu_request_gets_devices(tmp_path: Path, slurm_cluster: None) -> None:
 def test_unknown_job_is_empty_and_bad_script_is_a_clear_error(tmp_path: Path, slurm_cluster: None) -> None:
     assert cluster.show_jobs("999999999") == []
     bad = _script(tmp_path, "true", "--gres=gpu:1000")
-    with pytest.raises(cluster.SlurmError, match="sbatch job.sbatch failed"):
+    with pytest.raises(cluster.SlurmError, match=r"sbatch job\.sbatch failed"):
         cluster.submit(bad)

@@ -41,7 +41,9 @@ def test_array_runs_every_unit_once(tmp_path: Path, job_env: None, local_tasks: 
     assert [j["job_id"] for j in jobs_of(run.cohort_dir("stock-off"), "rollout")] == summary.job_ids
 
 
-def test_cancelled_task_is_resubmitted_for_its_unfinished_units_only(tmp_path: Path, job_env: None, local_tasks: Path) -> None:
+def test_cancelled_task_is_resubmitted_for_its_unfinished_units_only(
+    tmp_path: Path, job_env: None, local_tasks: Path
+) -> None:
     loaded = _loaded(shards=3)
     run = open_run(loaded, tmp_path, "r")
     cdir = run.cohort_dir("stock-off")
@@ -55,9 +57,8 @@ def test_cancelled_task_is_resubmitted_for_its_unfinished_units_only(tmp_path: P
             cluster.cancel([f"{sub.job_id}_1"])
             cancelled.update(job=sub.job_id, done=done)
 
-    summary = run_array(
-        loaded, run, "stock-off", "http://unused", runner=Runner(RUNNER, {"sleep_s": 1.5}), on_poll=cancel_task_1_mid_run
-    )
+    slow = Runner(RUNNER, {"sleep_s": 1.5})
+    summary = run_array(loaded, run, "stock-off", "http://unused", runner=slow, on_poll=cancel_task_1_mid_run)
     assert cancelled, "task 1 was never seen running with a finished unit"
     assert summary.done == 12 and summary.unfinished == 0
     first, second = summary.submissions

@@ -69,8 +69,10 @@ def test_pd_stack_routes_through_the_router(tmp_path: Path, job_env: None) -> No
     router = ProcessCommand(
         "router",
         0,
-        ["{python}", "-m", "eval.stacks.toy_proxy", "--prefill", "{url.prefill.0}", "--decode", "{url.decode.0}"]
-        + ["--host", "{host}", "--port", "{port.router.0}"],
+        [
+            *("{python}", "-m", "eval.stacks.toy_proxy", "--prefill", "{url.prefill.0}", "--decode", "{url.decode.0}"),
+            *("--host", "{host}", "--port", "{port.router.0}"),
+        ],
     )
     commands = [standin("prefill", 0), standin("decode", 0), router]
     with SlurmStack(job(tmp_path, commands), None, startup_timeout_s=60, poll_s=0.3) as stack:

@@ -7,11 +7,13 @@ substitution is one a model does not make on purpose:
   - a digit became a letter or a letter a digit (`kimi-k3` -> `kimi-kw`, `django` -> `djang0`), or
   - a letter changed inside a long file path (`django/db/models/query.py` -> `django/db/modals/query.py`).
 Digit-to-digit changes (`test_1` -> `test_2`), case changes, `-`/`_` swaps and new names that are not one
-substitution away from a given one are never flagged: those are how legitimate new identifiers look.
+substitution away from a given one are never flagged: those are how legitimate new identifiers look. Written
+identifiers must contain a digit, `_`, `.`, `-` or `/` (plain words are never checked).
 
-The index of the context is built lazily, once per trajectory and incrementally per turn: every context
-identifier goes into a set, and those with a digit or a slash into a map from (length, half) to identifier,
-so that a one-substitution neighbour is found with two lookups (a single substitution leaves one half intact).
+Speed: tool results are the bulk of all text, so they are tokenized in C (`bytes.translate` + `split`) into a
+set per trajectory, incrementally; only identifiers with a digit or a slash (the possible originals) go into a
+map from (length, half) to identifier, so a one-substitution neighbour is found with two lookups (a single
+substitution leaves one half intact).
 """
 
 from __future__ import annotations
@@ -22,31 +24,43 @@ from dataclasses import dataclass, field
 from eval.classify.context import Context, History
 from eval.classify.model import Span, Turn, span_at
 
-_TOKEN = re.compile(r"[\w][\w.\-/]{4,}[\w]")
-_MARKED = re.compile(r"[\d/]")
 MIN_LEN = 6
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MIN_PATH_LEN = 12
+_KEEP = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"
+# Every ASCII byte that cannot be part of an identifier becomes a space; UTF-8 multi-byte sequences stay.
+_TO_SPACE = bytes(b if (b in _KEEP or b >= 0x80) else 0x20 for b in range(256))
+_LETTERS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_NOT_DIGITS = bytes(b for b in range(256) if not 0x30 <= b <= 0x39)
+_NOT_MARKED = bytes(b for b in range(256) if not (0x30 <= b <= 0x39 or b == 0x2F))
+
+
+def tokens(text: str) -> set[bytes]:
+    """Identifier-like tokens of `text` (as UTF-8 bytes), edge dots and dashes stripped lazily by callers."""
+    return set(text.encode("utf-8", "surrogatepass").translate(_TO_SPACE).split())
 
 
 @dataclass
 class IdentifierIndex:
-    known: set[str] = field(default_factory=set)
-    halves: dict[tuple[int, int, str], list[str]] = field(default_factory=dict)
+    known: set[bytes] = field(default_factory=set)
+    halves: dict[tuple[int, int, bytes], list[bytes]] = field(default_factory=dict)
     indexed_chunks: int = 0
 
     def update(self, history: History) -> None:
         for chunk in history.chunks[self.indexed_chunks :]:
-            new = set(_TOKEN.findall(chunk)) - self.known
+            new = tokens(chunk) - self.known
             self.known |= new
             for tok in new:
-                if _MARKED.search(tok) is not None:
+                if not tok.translate(None, _NOT_MARKED):
+                    continue  # no digit and no slash: cannot be the original of a decidable corruption
+                tok = tok.strip(b".-")
+                if len(tok) >= MIN_LEN:
+                    self.known.add(tok)
                     half = len(tok) // 2
                     self.halves.setdefault((len(tok), 0, tok[:half]), []).append(tok)
                     self.halves.setdefault((len(tok), 1, tok[half:]), []).append(tok)
         self.indexed_chunks = len(history.chunks)
 
-    def original_of(self, written: str) -> str | None:
+    def original_of(self, written: bytes) -> bytes | None:
         """A context identifier that `written` is a corrupted copy of, or None."""
         n, half = len(written), len(written) // 2
         for key in ((n, 0, written[:half]), (n, 1, written[half:])):
@@ -54,25 +68,27 @@ class IdentifierIndex:
                 if _corruption(original, written):
                     return original
         # A letter that became a digit (`django` -> `djang0`): the original may have no digit to index by.
-        for i, ch in enumerate(written):
-            if ch.isdigit():
-                for letter in _LETTERS:
-                    original = written[:i] + letter + written[i + 1 :]
-                    if original in self.known:
-                        return original
+        # Checked for a single digit only: the written token must otherwise be all letters and separators.
+        digits = written.translate(None, _NOT_DIGITS)
+        if len(digits) == 1:
+            i = written.index(digits)
+            for letter in _LETTERS:
+                original = written[:i] + bytes((letter,)) + written[i + 1 :]
+                if original in self.known:
+                    return original
         return None
 
 
-def _corruption(original: str, written: str) -> bool:
-    diffs = [i for i, (a, b) in enumerate(zip(original, written, strict=True)) if a != b]
+def _corruption(original: bytes, written: bytes) -> bool:
+    diffs = [i for i in range(len(original)) if original[i] != written[i]]
     if len(diffs) != 1:
         return False
-    a, b = original[diffs[0]], written[diffs[0]]
+    a, b = chr(original[diffs[0]]), chr(written[diffs[0]])
+    if a.lower() == b.lower() or not (a.isalnum() and b.isalnum()) or not (a.isascii() and b.isascii()):
+        return False
     if a.isdigit() != b.isdigit():
-        return (a.isalpha() or b.isalpha()) and a.lower() != b.lower()
-    if a.isalpha() and b.isalpha() and a.lower() != b.lower():
-        return "/" in original and len(original) >= MIN_PATH_LEN
-    return False
+        return True
+    return a.isalpha() and b"/" in original and len(original) >= MIN_PATH_LEN
 
 
 def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:
@@ -81,22 +97,26 @@ def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:
     index = ctx.history.identifiers
     if not isinstance(index, IdentifierIndex):
         index = ctx.history.identifiers = IdentifierIndex()
+    if index.indexed_chunks < len(ctx.history.chunks):
+        index.update(ctx.history)
     spans: list[Span] = []
-    for name, text in turn.all_fields():
-        if len(text) < MIN_LEN or name.endswith(".name"):
+    fields = [("content", turn.content)] + [(c.args_field, c.arguments) for c in turn.tool_calls]
+    for name, text in fields:
+        if len(text) < MIN_LEN:
             continue
-        written = set(_TOKEN.findall(text))
-        if index.indexed_chunks < len(ctx.history.chunks):
-            index.update(ctx.history)
-        for tok in written - index.known:
+        for tok in tokens(text) - index.known:
+            if tok.isalpha():
+                continue  # plain words are never checked
+            tok = tok.strip(b".-")
+            if len(tok) < MIN_LEN or tok in index.known:
+                continue
             original = index.original_of(tok)
             if original is not None:
-                spans.extend(_occurrences(name, text, tok, original))
+                spans.extend(_occurrences(name, text, tok.decode("utf-8", "replace"), original.decode()))
     return spans
 
 
 def _occurrences(name: str, text: str, tok: str, original: str) -> list[Span]:
-    out = []
-    for m in re.finditer(r"(?<![\w.\-/])" + re.escape(tok) + r"(?![\w\-/]|\.\w)", text):
-        out.append(span_at(name, text, m.start(), m.end(), f"{original!r} in context, written {tok!r}"))
-    return out
+    pattern = r"(?<![\w.\-/])" + re.escape(tok) + r"(?![\w\-/]|\.\w)"
+    why = f"{original!r} in context, written {tok!r}"
+    return [span_at(name, text, m.start(), m.end(), why) for m in re.finditer(pattern, text)]

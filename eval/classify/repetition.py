@@ -11,7 +11,8 @@ positives.
 Finding the region is cheap: an anchor (the 32 characters before a position) is looked up once backwards
 (`str.rfind`, in C); the distance to its previous occurrence is the candidate period, and the region is grown
 in both directions by binary search over slice comparisons. Anchors sit at the end of the field (loops run
-to the end) and, only for long text that compresses suspiciously well, every 64 characters.
+to the end), every 256 characters of fields up to 4 KiB, and every 64 characters of longer fields that
+compress suspiciously well (zlib costs more than the anchors on short text).
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Regi
             return head
         offset, text, n = n - WINDOW, text[-WINDOW:], WINDOW
     anchors = [n]
-    if n >= 1024 and _compresses_well(text, t.compress_ratio):
+    if n <= 4096:
+        anchors.extend(range(ANCHOR + 256, n - 128, 256))
+    elif _compresses_well(text, t.compress_ratio):
         anchors.extend(range(ANCHOR + 64, n, 64))
     for a in anchors:
         region = _region_at(text, a)

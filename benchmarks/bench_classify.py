@@ -23,11 +23,12 @@ from typing import Any
 
 from eval.classify import Context, classify_trajectory
 
-WORDS = (
+_TEXT = (
     "the test fails because the function returns None when the input is empty so I should check the "
     "implementation of the parser and look at how the value is handled then run the tests again to confirm "
     "that the fix works and does not break other cases maybe the issue is in the migration or the query set"
-).split()
+)
+WORDS = _TEXT.split(" ")
 
 
 def _source_pool(limit: int = 60) -> list[str]:

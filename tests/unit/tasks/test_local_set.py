@@ -36,7 +36,7 @@ def test_records_have_every_swebench_field(local_set: Path) -> None:
 def test_harness_builds_a_test_spec_from_each_record(local_set: Path) -> None:
     for row in records(local_set):
         spec = make_test_spec(row)
-        assert spec.FAIL_TO_PASS == json.loads(row["FAIL_TO_PASS"])
+        assert json.loads(row["FAIL_TO_PASS"]) == spec.FAIL_TO_PASS
         assert ">>>>> Start Test Output" in spec.eval_script
         assert ">>>>> Test Exit Code" in spec.eval_script  # the harness added its exit-code line
 

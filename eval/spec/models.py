@@ -233,6 +233,10 @@ class CanaryWorkload(Strict):
     max_tokens: int = Field(32, ge=1)
     concurrent_max_tokens: int = Field(400, ge=1)
     seed: int = 0
+    tool_burst: int = Field(6, ge=1, description="agent-like chats sent during tool_aba's B request")
+    reference: Name | None = Field(
+        None, description="cohort whose outputs cohorts without a control are compared with (default: first such)"
+    )
 
 
 class AgentSpec(Strict):

@@ -1,0 +1,75 @@
+"""After probing: compare every cohort's records with its reference, rewrite them, write `canary.json`s."""
+
+from __future__ import annotations
+
+from eval.canary.compare import CohortSummary, apply_comparison, pick_reference, summarize
+from eval.canary.records import ProbeRecord, probe_id, read_records, write_record
+from eval.spec.errors import SpecError
+from eval.spec.load import LoadedSpec
+from eval.store import atomic_write_json
+from eval.store.run import RunDir
+
+ROLES_BY_MODE = {
+    "prefix_hit": ("target",),
+    "prefix_hit_concurrent": ("target", "concurrent"),
+    "fresh": ("target",),
+    "tool_aba": ("tool_a1", "tool_b", "tool_a2"),
+}
+
+
+def expected_records(mode: str, index: int) -> list[str]:
+    return [probe_id(mode, index, role) for role in ROLES_BY_MODE[mode]]
+
+
+def reference_cohort(loaded: LoadedSpec) -> str:
+    """`workloads.canary.reference`, else the first cohort without a control."""
+    cfg = loaded.spec.workloads.canary
+    names = [c.name for c in loaded.cohorts]
+    if cfg is not None and cfg.reference is not None:
+        if cfg.reference not in names:
+            raise SpecError("workloads.canary.reference", f"no cohort {cfg.reference!r} (cohorts: {', '.join(names)})")
+        return cfg.reference
+    for c in loaded.cohorts:
+        if c.control is None:
+            return c.name
+    return names[0]
+
+
+def compare_and_summarize(loaded: LoadedSpec, run: RunDir, walls: dict[str, float]) -> dict[str, CohortSummary]:
+    """Fill the comparison fields of every record on disk and write one summary per cohort."""
+    cfg = loaded.spec.workloads.canary
+    assert cfg is not None
+    reference = reference_cohort(loaded)
+    outputs = {c.name: read_records(run.cohort_dir(c.name)) for c in loaded.cohorts}
+    expected = sum(len(expected_records(m, 0)) for m in cfg.modes) * cfg.probes_per_mode
+    summaries: dict[str, CohortSummary] = {}
+    for cohort in loaded.cohorts:
+        records = outputs[cohort.name]
+        if not records:
+            continue
+        is_ref = cohort.name == reference
+        for pid, rec in records.items():
+            _compare_one(rec, pid, None if is_ref else cohort.control, reference, is_ref, outputs)
+            write_record(run.cohort_dir(cohort.name), rec)
+        summary = summarize(cohort.name, list(records.values()), is_ref, expected)
+        summary.wall_s = walls.get(cohort.name)
+        summary.extra["control"] = cohort.control
+        atomic_write_json(run.cohort_dir(cohort.name) / "canary.json", summary.to_json())
+        summaries[cohort.name] = summary
+    return summaries
+
+
+def _compare_one(
+    rec: ProbeRecord,
+    pid: str,
+    control: str | None,
+    reference: str,
+    is_ref: bool,
+    outputs: dict[str, dict[str, ProbeRecord]],
+) -> None:
+    if is_ref:
+        apply_comparison(rec, None, None)
+        return
+    chosen = pick_reference(pid, control, reference, outputs)
+    ref = outputs.get(chosen or "", {}).get(pid) if chosen else None
+    apply_comparison(rec, ref, chosen)

@@ -1,0 +1,39 @@
+"""The canary's terminal table: one row per cohort with per-mode divergence, the histogram and the verdict."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from eval.canary.compare import CohortSummary
+
+STYLE = {"clean": "green", "reference": "cyan", "corrupted": "bold red", "failed": "yellow", "no-data": "dim"}
+SHORT = {"prefix_hit": "hit", "prefix_hit_concurrent": "hit+conc", "fresh": "fresh", "tool_aba": "tool"}
+
+
+def mode_cell(s: CohortSummary) -> str:
+    parts = []
+    for mode, m in s.by_mode.items():
+        shown = f"{m.diverged}/{m.compared}" if m.compared else "-"
+        if m.infra_errors:
+            shown += f" ({m.infra_errors} err)"
+        parts.append(f"{SHORT.get(mode, mode)} {shown}")
+    return "\n".join(parts)
+
+
+def histogram_cell(s: CohortSummary) -> str:
+    return " ".join(f"@{k}:{v}" for k, v in s.first_divergence_histogram.items()) or "-"
+
+
+def print_table(summaries: dict[str, CohortSummary], labels: dict[str, str], console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title="canary: requests diverged from the reference / compared")
+    for col in ("cohort", "label", "compared against", "diverged by mode", "first divergence", "verdict"):
+        table.add_column(col)
+    for name, s in summaries.items():
+        verdict = f"[{STYLE.get(s.verdict, '')}]{s.verdict.upper()}[/]"
+        against = "(reference)" if s.is_reference else ", ".join(s.reference_cohorts) or "-"
+        table.add_row(name, labels.get(name, ""), against, mode_cell(s), histogram_cell(s), verdict)
+    console.print(table)
+    for name, s in summaries.items():
+        console.print(f"  {name}: {s.reason}", markup=False)

@@ -2,7 +2,8 @@
 
 Entry points for the pipeline (`executor.kind: slurm`):
 
-- `launch(spec, cohort, model_path, run_dir, build_env)` -> `SlurmStack`: same arguments as
+- `launch_stack(loaded, cohort, run, build_env, model_path)`, or
+  `launch(spec, cohort, model_path, run_dir, build_env)` -> `SlurmStack`: the latter has the arguments of
   `eval.stacks.launch.launch`; `with launch(...) as stack:` submits the stack job, waits until every process
   answers, and `scancel`s it on exit. `stack.base_url` is the server's (or router's) URL on its node.
 - `run_rollouts_slurm(loaded, run, cohort, base_url)` -> `RolloutSummary`: submits the cohort's units as a job
@@ -46,6 +47,13 @@ def launch(
     job = stack_job(spec, c, str(model_path), cohort_dir(run_dir, c.name), build_env, extra_env)
     timeout = startup_timeout_s or spec.server.startup_timeout_s
     return SlurmStack(job, build_env, startup_timeout_s=timeout, poll_s=min(2.0, spec.executor.slurm.poll_interval_s))
+
+
+def launch_stack(
+    loaded: LoadedSpec, cohort: Cohort, run: RunDir | None, build_env: BuildEnv, model_path: str | Path
+) -> SlurmStack:
+    """`launch` for the pipeline: the cohort's stack job under `<run>/<cohort>/` (not submitted until entered)."""
+    return launch(loaded.spec, cohort, model_path, run.path if run is not None else None, build_env)
 
 
 def run_rollouts_slurm(loaded: LoadedSpec, run: RunDir, cohort: Cohort, base_url: str, **kwargs: Any) -> RolloutSummary:

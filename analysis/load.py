@@ -84,7 +84,7 @@ class RunData:
             row = _row(C.COHORTS, files)
             row["cohort"] = row["cohort"] or name
             rows.append(row)
-        return pd.DataFrame(rows, columns=C.names(C.COHORTS))
+        return pd.DataFrame(rows, columns=C.names(C.COHORTS), dtype=object)
 
     def _stack(self, cohort: str) -> dict[str, Any] | None:
         """stack.json, or the latest stack-<n>.json of a relaunched stack, or None when not recorded."""

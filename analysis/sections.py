@@ -179,7 +179,7 @@ def provenance(result: Analysis) -> list[Block]:
     for row in result.run.cohorts.itertuples():
         label = result.summaries[str(row.cohort)].label
         blocks.append(Heading(3, f"{label} (`{row.cohort}`)"))
-        if row.vllm_version is None and row.patches is None:
+        if _missing(row.vllm_version) and _missing(row.patches):
             blocks.append(Para("Stack provenance not recorded (no stack.json)."))
             continue
         patches = [f"`{p.get('file')}` sha256 `{str(p.get('sha256'))[:16]}`{' (reversed)' if p.get('reverse') else ''}"
@@ -199,6 +199,10 @@ def provenance(result: Analysis) -> list[Block]:
         if commands:
             blocks.append(Code("\n".join(str(c) for c in commands)))
     return blocks
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
 
 
 def examples(result: Analysis) -> list[Block]:

@@ -70,7 +70,7 @@ def run_canary_stage(loaded: LoadedSpec, run: RunDir, model: Path, console: Cons
     from eval.canary.run import run_canary
 
     console.print("[bold]canary[/bold]: probes on every cohort, compared token by token")
-    run_canary(loaded, run, model, console=console)
+    run_canary(loaded, run, model, console=console, stacks_factory=lambda c: _stack(loaded, run, c, model))
 
 
 def run_swebench_stage(loaded: LoadedSpec, run: RunDir, model: Path, console: Console) -> None:

@@ -86,3 +86,29 @@ def test_grader_crash_is_an_infra_grade(tmp_path: Path) -> None:
     assert result is not None and result.status == "infra_error"
     grade = read_grade(path)
     assert grade is not None and grade["resolved"] is None and "docker went away" in grade["infra_reason"]
+
+
+class GatedGrader:
+    """Test double of a slow grader: blocks until the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.started = threading.Event()
+
+    def grade(self, task: Task, patch: str, workdir: Path) -> GradeResult:
+        self.started.set()
+        assert self.gate.wait(60)
+        return GradeResult("resolved", True)
+
+
+def test_submit_does_not_wait_for_grading(tmp_path: Path) -> None:
+    """The scheduler hands a finished unit over and goes on with its rollouts while the unit is graded."""
+    grader = GatedGrader()
+    queue = GradeQueue(grader, "local", workers=1)
+    future = queue.submit(TASK, unit(tmp_path, "r0"))
+    assert grader.started.wait(60)
+    assert not future.done() and queue.pending() == 1
+    assert read_grade(tmp_path / "r0") is None
+    grader.gate.set()
+    assert [r.status for r in queue.close() if r is not None] == ["resolved"]
+    assert read_grade(tmp_path / "r0") is not None

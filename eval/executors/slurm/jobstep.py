@@ -28,8 +28,26 @@ _WILDCARD = ("0.0.0.0", "::", "")
 
 
 def advertised_host(bind: str) -> str:
-    """The address others use: the node's name for a wildcard bind, else the bind address itself."""
-    return socket.gethostname() if bind in _WILDCARD else bind
+    """The address others use: the node's name for a wildcard bind (its IP if the name does not resolve),
+    else the bind address itself."""
+    if bind not in _WILDCARD:
+        return bind
+    name = socket.gethostname()
+    try:
+        socket.gethostbyname(name)
+        return name
+    except OSError:
+        return primary_ip()
+
+
+def primary_ip() -> str:
+    """This node's address on its default route (a UDP connect sends nothing), or loopback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.255.255.255", 1))
+            return str(s.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"
 
 
 def free_port(bind: str) -> int:

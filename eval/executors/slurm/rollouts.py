@@ -32,6 +32,7 @@ from eval.store.run import RunDir
 class Submission:
     job_id: str
     shards: list[list[str]]
+    number: int = 0
     task_states: dict[int, str] = field(default_factory=dict)
 
 
@@ -98,7 +99,7 @@ def submit_array(
     job_id = cluster.submit(script)
     upsert_job(cdir, job_id, kind="rollout", submission=number, tasks=len(shards), script=str(script))
     upsert_job(cdir, job_id, shards_file=str(shards_file), state="PENDING")
-    return Submission(job_id, shards)
+    return Submission(job_id, shards, number)
 
 
 def task_states(job_id: str) -> tuple[dict[int, str], bool]:

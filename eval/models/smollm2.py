@@ -7,7 +7,7 @@ template ignores `tools`, and vLLM's `hermes` tool-call parser reads `<tool_call
 
 The conversion runs once per machine: it is cached under `$SPECQUAL_CACHE/models/` (or `~/.cache/specqual`)
 by the hash of the GGUF file, the converter version and the template, and `out_dir` gets hard links to it.
-Needs the `models` extra (torch, transformers, safetensors; `gguf` installed with `--no-deps`).
+Needs the `models` extra (torch, transformers, accelerate, safetensors; `gguf` installed with `--no-deps`).
 """
 
 from __future__ import annotations
@@ -72,12 +72,17 @@ def find_gguf(options: dict[str, Any]) -> Path:
 def convert(gguf: Path, out: Path) -> None:
     """Dequantize the GGUF with transformers and save float32 safetensors plus the tokenizer and template."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(
+        str(gguf.parent),
+        gguf_file=gguf.name,
+        dtype=torch.float32,
+        quantization_config=GgufConfig(dequantize=True),
+    )
     # The GGUF loader keeps a quantizer that refuses to save; the weights are already dequantized.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(str(out), safe_serialization=True)

@@ -92,8 +92,14 @@ def _server(
     return ProcessCommand(role=role, index=index, argv=argv, env=dict(cohort.env), gpus=gpus)
 
 
-def kv_transfer_config(topo: PDTopology) -> dict[str, Any]:
-    cfg: dict[str, Any] = {"kv_connector": topo.kv_connector, "kv_role": "kv_both"}
+# vLLM's KV roles: prefill workers produce KV caches, decode workers consume them (NixlConnector treats the
+# role as a placeholder and lets the proxy decide; file-based connectors such as ExampleConnector need it).
+KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
+
+
+def kv_transfer_config(topo: PDTopology, role: str | None = None) -> dict[str, Any]:
+    """`--kv-transfer-config` of a P/D worker; `kv_connector_extra` keys override (e.g. `kv_role`)."""
+    cfg: dict[str, Any] = {"kv_connector": topo.kv_connector, "kv_role": KV_ROLES.get(role or "", "kv_both")}
     cfg.update(topo.kv_connector_extra)
     return cfg
 
@@ -107,7 +113,7 @@ def cohort_commands(spec: CohortFile, cohort: Cohort, model_path: str) -> list[P
     procs: list[ProcessCommand] = []
     for role, group in (("prefill", topo.prefill), ("decode", topo.decode)):
         for i in range(group.workers):
-            extra: dict[str, Any] = {"kv_transfer_config": kv_transfer_config(topo)}
+            extra: dict[str, Any] = {"kv_transfer_config": kv_transfer_config(topo, role)}
             if group.tensor_parallel_size != 1:
                 extra["tensor_parallel_size"] = group.tensor_parallel_size
             extra.update(group.args)
@@ -116,13 +122,20 @@ def cohort_commands(spec: CohortFile, cohort: Cohort, model_path: str) -> list[P
     return procs
 
 
+# vLLM connector -> vllm-router's `--kv-connector` (the router speaks each connector's handshake).
+ROUTER_KV_CONNECTORS = {"NixlConnector": "nixl", "MooncakeConnector": "mooncake", "MoRIIOConnector": "moriio"}
+
+
 def router_command(topo: PDTopology) -> ProcessCommand:
     urls: list[str] = []
     for role, group in (("prefill", topo.prefill), ("decode", topo.decode)):
         for i in range(group.workers):
             urls += [f"--{role}", f"{{url.{role}.{i}}}"]
     if topo.router.kind == "vllm-router":
-        argv = ["vllm-router", "--pd-disaggregation", *urls, "--host", "{host}", "--port", "{port.router.0}"]
+        # vllm-router 0.1.x: `--vllm-pd-disaggregation --prefill URL [BOOTSTRAP_PORT] --decode URL`
+        argv = ["vllm-router", "--vllm-pd-disaggregation", *urls, "--host", "{host}", "--port", "{port.router.0}"]
+        if topo.kv_connector in ROUTER_KV_CONNECTORS:
+            argv += ["--kv-connector", ROUTER_KV_CONNECTORS[topo.kv_connector]]
     else:
         argv = ["{python}", "-m", "eval.stacks.toy_proxy", *urls, "--host", "{host}", "--port", "{port.router.0}"]
     return ProcessCommand(role="router", index=0, argv=[*argv, *to_flags(topo.router.args)])

@@ -148,6 +148,6 @@ def acceptance(before: dict[str, Any], after: dict[str, Any]) -> float | None:
     """Accepted / drafted tokens between two snapshots (None without speculative counters or drafts)."""
     a0, a1 = before.get("spec_decode_num_accepted_tokens"), after.get("spec_decode_num_accepted_tokens")
     d0, d1 = before.get("spec_decode_num_draft_tokens"), after.get("spec_decode_num_draft_tokens")
-    if None in (a0, a1, d0, d1) or d1 == d0:
+    if a0 is None or a1 is None or d0 is None or d1 is None or d1 == d0:
         return None
     return float(a1 - a0) / float(d1 - d0)

@@ -1,0 +1,251 @@
+"""Offline bundles for air-gapped GPU nodes: `specqual stack pack` writes one, `specqual stack unpack` installs it.
+
+A bundle directory holds `wheels/` (the vLLM wheel, optionally slimmed to one GPU architecture by
+`eval.stacks.slim_wheel`, plus only the dependency wheels the target node lacks, judged from its `pip freeze`),
+`patches/`, and `manifest.json` with the sha256 of every file. Unpacking checks every hash, creates a venv that
+sees the node's own packages (`--system-site-packages`: torch and CUDA come from the node), installs with
+`--no-index`, and builds the patched overlay exactly as `ensure_build` does.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from eval.spec.models import CohortFile
+from eval.stacks.builds import resolve_patches
+from eval.stacks.envs import BuildError, sha256_file
+from eval.stacks.overlay import PatchRef, build_overlay
+from eval.stacks.probe import ProbeError, probe
+from eval.store.atomic import atomic_write_json, read_json
+
+SCHEMA_VERSION = 1
+_WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)-")
+
+
+class BundleError(Exception):
+    """A bundle cannot be written or installed (missing source, hash mismatch, pip failure)."""
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def wheel_key(filename: str) -> tuple[str, str]:
+    m = _WHEEL.match(filename)
+    if not m:
+        raise BundleError(f"not a wheel file name: {filename}")
+    return _norm(m.group("name")), m.group("version")
+
+
+def read_freeze(path: Path) -> dict[str, str]:
+    """`pip freeze` output -> {normalized name: version}; other lines (editables, URLs) are ignored."""
+    have = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name, sep, version = line.strip().partition("==")
+        if sep:
+            have[_norm(name)] = version.strip()
+    return have
+
+
+# pip matches a --platform tag exactly: name every manylinux level a node with glibc 2.31+ can load.
+PLATFORMS = [f"manylinux_2_{n}_x86_64" for n in (31, 28, 27, 24, 17)] + ["manylinux2014_x86_64", "manylinux1_x86_64"]
+
+
+def _download(reqs: list[str], dest: Path, python_version: str | None, deps: bool) -> None:
+    cmd = [sys.executable, "-m", "pip", "download", "-d", str(dest), "--only-binary", ":all:"]
+    if python_version:
+        cmd += ["--python-version", python_version, "--implementation", "cp"]
+        cmd += [x for p in PLATFORMS for x in ("--platform", p)]
+    cmd += [] if deps else ["--no-deps"]
+    proc = subprocess.run([*cmd, *reqs], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BundleError(f"pip download failed: {proc.stderr.strip()[-2000:]}")
+
+
+def _main_wheel(spec: CohortFile, build_name: str, tmp: Path, python_version: str | None) -> Path:
+    build = spec.builds[build_name]
+    if build.wheel:
+        src = spec.resolve(build.wheel)
+        if not src.is_file():
+            raise BundleError(f"wheel not found: {src}")
+        return src
+    if not build.pip:
+        raise BundleError(f"build {build_name} is a {build.source_kind} build: only pip and wheel builds can be packed")
+    _download([build.pip], tmp / "main", python_version, deps=False)
+    return next((tmp / "main").glob("*.whl"))
+
+
+def pack(
+    spec: CohortFile,
+    build_name: str,
+    out: Path,
+    *,
+    gpu_arch: str | None = None,
+    have: Path | None = None,
+    python_version: str | None = None,
+    with_deps: bool = True,
+    requirements: list[str] | None = None,
+) -> dict[str, Any]:
+    """Write the bundle directory `out` and return its manifest.
+
+    `requirements` (exact pins) replaces dependency resolution: only those wheels are fetched, and unpacking
+    installs with `--no-deps`. vLLM's metadata names GPU kernel packages (flashinfer, tilelang, ...) that a
+    given model and backend never import, gigabytes a one-transfer bundle cannot carry (see FACTS.md).
+    """
+    if build_name not in spec.builds:
+        raise BundleError(f"unknown build {build_name!r} (known: {', '.join(spec.builds)})")
+    build = spec.builds[build_name]
+    wheels_dir = out / "wheels"
+    wheels_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as td:
+        tmp = Path(td)
+        main = _main_wheel(spec, build_name, tmp, python_version)
+        main_out = wheels_dir / main.name
+        slim = None
+        if gpu_arch:
+            slim = _slim(main, main_out, gpu_arch, python_version)
+        else:
+            shutil.copy2(main, main_out)
+        if requirements is not None:
+            _download(requirements, tmp / "deps", python_version, deps=False)
+            deps = sorted((tmp / "deps").glob("*.whl"))
+        else:
+            deps = _dependency_wheels(main, build.extra_packages, tmp, python_version, have) if with_deps else []
+        source_sha = sha256_file(main)
+        for w in deps:
+            shutil.copy2(w, wheels_dir / w.name)
+    patches = _copy_patches(resolve_patches_or_fail(spec, build_name), out / "patches")
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "build": build_name,
+        "vllm_wheel": main_out.name,
+        "source_wheel_sha256": source_sha,
+        "no_deps": requirements is not None,
+        "gpu_arch": gpu_arch,
+        "slim": slim,
+        "python_version": python_version,
+        "wheels": {w.name: sha256_file(w) for w in sorted(wheels_dir.glob("*.whl"))},
+        "patches": patches,
+    }
+    atomic_write_json(out / "manifest.json", manifest)
+    return manifest
+
+
+def resolve_patches_or_fail(spec: CohortFile, build_name: str) -> list[PatchRef]:
+    try:
+        return resolve_patches(spec, spec.builds[build_name])
+    except BuildError as e:
+        raise BundleError(str(e)) from e
+
+
+def _slim(src: Path, dst: Path, gpu_arch: str, python_version: str | None) -> dict[str, Any]:
+    from eval.stacks.slim_wheel import slim_wheel
+
+    m = re.fullmatch(r"sm_?(\d+)", gpu_arch)
+    if not m:
+        raise BundleError(f"--gpu-arch wants sm_NN (e.g. sm_90), got {gpu_arch!r}")
+    tag = (python_version or f"{sys.version_info[0]}.{sys.version_info[1]}").replace(".", "")
+    report = slim_wheel(src, dst, arch=int(m.group(1)), python_tag=tag)
+    return {"dropped": len(report.dropped), "zeroed_bytes": sum(report.slimmed.values()), "patched": report.patched}
+
+
+def _dependency_wheels(
+    main: Path, extra: list[str], tmp: Path, python_version: str | None, have: Path | None
+) -> list[Path]:
+    _download([str(main), *extra], tmp / "deps", python_version, deps=True)
+    present = read_freeze(have) if have else {}
+    main_name = wheel_key(main.name)[0]
+    out = []
+    for w in sorted((tmp / "deps").glob("*.whl")):
+        name, version = wheel_key(w.name)
+        if name != main_name and present.get(name) != version:
+            out.append(w)
+    return out
+
+
+def _copy_patches(refs: list[PatchRef], dest: Path) -> list[dict[str, Any]]:
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i, ref in enumerate(refs):
+        name = f"{i:02d}-{ref.file.name}"
+        shutil.copy2(ref.file, dest / name)
+        out.append({"file": f"patches/{name}", "sha256": ref.sha256, "reverse": ref.reverse})
+    return out
+
+
+def check(bundle: Path) -> dict[str, Any]:
+    """The manifest, after checking that every listed file exists with its hash."""
+    manifest = read_json(bundle / "manifest.json")
+    if manifest is None:
+        raise BundleError(f"{bundle} has no readable manifest.json")
+    files = {f"wheels/{n}": h for n, h in manifest["wheels"].items()}
+    files.update({p["file"]: p["sha256"] for p in manifest["patches"]})
+    for rel, sha in files.items():
+        path = bundle / rel
+        if not path.is_file():
+            raise BundleError(f"bundle file missing: {rel}")
+        if sha256_file(path) != sha:
+            raise BundleError(f"bundle file corrupted (sha256 differs): {rel}")
+    return dict(manifest)
+
+
+def unpack(bundle: Path, target: Path, system_site_packages: bool = True) -> dict[str, Any]:
+    """Install a bundle into a new venv at `target` with no network; return where vllm and the overlay are."""
+    manifest = check(bundle)
+    venv = [sys.executable, "-m", "venv", *(["--system-site-packages"] if system_site_packages else []), str(target)]
+    python = target / "bin" / "python"
+    pip = [str(python), "-m", "pip"]
+    if subprocess.run(venv, capture_output=True).returncode != 0:
+        # No ensurepip on this interpreter (common on offline nodes): use its own pip on the new venv.
+        shutil.rmtree(target, ignore_errors=True)
+        _run([*venv[:3], "--without-pip", *venv[3:]], "create the environment")
+        pip = [sys.executable, "-m", "pip", "--python", str(python)]
+    if system_site_packages:
+        _see_parent_venv(target)
+    wheels = bundle / "wheels"
+    install = [*pip, "install", "--no-index", "--find-links", str(wheels)]
+    if manifest.get("no_deps"):
+        install += ["--no-deps", *(str(wheels / n) for n in manifest["wheels"] if n != manifest["vllm_wheel"])]
+    _run([*install, str(wheels / manifest["vllm_wheel"])], "install the wheels")
+    try:
+        found = probe(python)
+    except ProbeError as e:
+        raise BundleError(str(e)) from e
+    refs = [PatchRef(bundle / p["file"], p["sha256"], p["reverse"]) for p in manifest["patches"]]
+    dist = found.distributions[0] if found.distributions else None
+    version = found.dist_versions.get(dist) if dist else None
+    shim = version if dist and dist.lower() != "vllm" else None
+    overlay = target / "specqual-overlay"
+    try:
+        hashes = build_overlay(overlay, found.vllm_path, refs, shim)
+    except BuildError as e:
+        raise BundleError(str(e)) from e
+    info = {"vllm": f"{dist} {version}", "python": str(python), "overlay": str(overlay), "patched_files": hashes}
+    info |= {"wheel_sha256": manifest.get("source_wheel_sha256"), "gpu_arch": manifest.get("gpu_arch")}
+    atomic_write_json(target / "specqual-bundle.json", {"schema_version": SCHEMA_VERSION, **info})
+    return info
+
+
+def _see_parent_venv(target: Path) -> None:
+    """When the unpacking interpreter is itself a venv (a node's torch environment often is), `venv
+    --system-site-packages` only reaches the base interpreter's packages: add the parent venv's too."""
+    if sys.prefix == sys.base_prefix:
+        return
+    import site
+
+    parents = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    site_dir = next((target / "lib").glob("python*/site-packages"))
+    lines = [f"import site; site.addsitedir({p!r})" for p in parents]
+    (site_dir / "specqual-parent-venv.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _run(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BundleError(f"{what} failed: {' '.join(cmd)}\n{(proc.stdout + proc.stderr).strip()[-2000:]}")

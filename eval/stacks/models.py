@@ -1,0 +1,22 @@
+"""The model directory a cohort file names: a path as given, or a generated model (built once, cached)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from eval.spec.models import CohortFile
+from eval.stacks.envs import cache_root
+
+
+def model_dir(spec: CohortFile, out_dir: Path | None = None) -> Path:
+    """`model.path` resolved against the cohort file, or the generator's output under `out_dir` (default cache)."""
+    m = spec.model
+    if m.path is not None:
+        p = spec.resolve(m.path)
+        return p if p.exists() else Path(m.path)  # hub-style names available offline pass through
+    assert m.generate is not None
+    from eval.registry import MODEL_GENERATORS, load
+
+    generate = load(MODEL_GENERATORS, m.generate.kind)
+    out = out_dir or cache_root() / "models"
+    return Path(generate(out, m.generate.seed, dict(m.generate.options)))

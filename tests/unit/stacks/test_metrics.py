@@ -1,0 +1,61 @@
+"""Prometheus parsing and the metrics.jsonl summary (sums over servers and label sets)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from eval.stacks.metrics import acceptance, append_line, parse, summarize
+
+SERVER_A = """# HELP vllm:spec_decode_num_drafts Number of spec decoding drafts.
+# TYPE vllm:spec_decode_num_drafts counter
+vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 10.0
+vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="m"} 50.0
+vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="m"} 20.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="0"} 8.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="1"} 6.0
+vllm:num_requests_running{engine="0",model_name="m"} 2.0
+vllm:prefix_cache_hits_total{engine="0",model_name="m"} 128.0
+vllm:generation_tokens_total{engine="0",model_name="m"} 300.0
+vllm:generation_tokens_created{engine="0",model_name="m"} 1.7e9
+"""
+SERVER_B = """vllm:num_requests_running{engine="0",model_name="m"} 1.0
+vllm:generation_tokens_total{engine="0",model_name="m"} 100.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="0"} 2.0
+"""
+
+
+def test_parse_labels_and_values() -> None:
+    samples = parse(SERVER_A)
+    assert samples[0] == ("vllm:spec_decode_num_drafts_total", {"engine": "0", "model_name": "m"}, 10.0)
+    assert all(not name.startswith("#") for name, _, _ in samples)
+
+
+def test_summary_sums_servers_and_keeps_absent_counters_null() -> None:
+    s = summarize([SERVER_A, SERVER_B])
+    assert s["num_requests_running"] == 3
+    assert s["generation_tokens"] == 400
+    assert s["spec_decode_accepted_per_pos"] == [10, 6]
+    assert s["prefix_cache_hits"] == 128
+    assert s["prompt_tokens"] is None and s["num_requests_waiting"] is None
+
+
+def test_summary_without_speculation() -> None:
+    s = summarize([SERVER_B])
+    assert s["spec_decode_num_drafts"] is None
+
+
+def test_acceptance_between_snapshots() -> None:
+    before = {"spec_decode_num_accepted_tokens": 10, "spec_decode_num_draft_tokens": 20}
+    after = {"spec_decode_num_accepted_tokens": 30, "spec_decode_num_draft_tokens": 70}
+    assert acceptance(before, after) == 0.4
+    assert acceptance(after, after) is None
+    assert acceptance({}, after) is None
+
+
+def test_append_line_writes_whole_records(tmp_path: Path) -> None:
+    path = tmp_path / "c" / "metrics.jsonl"
+    append_line(path, {"schema_version": 1, "phase": "before"})
+    append_line(path, {"schema_version": 1, "phase": "after"})
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [x["phase"] for x in lines] == ["before", "after"]

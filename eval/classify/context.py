@@ -20,10 +20,14 @@ class History:
     """
 
     chunks: list[str] = field(default_factory=list)
+    # Indices into `chunks` of the text the model was given (prompt, tool results), as opposed to what it wrote.
+    given: list[int] = field(default_factory=list)
     identifiers: Any = None
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, given: bool = True) -> None:
         if text:
+            if given:
+                self.given.append(len(self.chunks))
             self.chunks.append(text)
 
     def contains(self, needle: str) -> bool:

@@ -11,7 +11,7 @@ substitution away from a given one are never flagged: those are how legitimate n
 identifiers must contain a digit, `_`, `.`, `-` or `/` (plain words are never checked).
 
 Speed: tool results are the bulk of all text, so they are tokenized in C (`bytes.translate` + `split`) into a
-set per trajectory, incrementally; only identifiers with a digit or a slash (the possible originals) go into a
+set per trajectory, incrementally, each once (the model's tool arguments join after they were checked); only identifiers with a digit or a slash (the possible originals) go into a
 map from (length, half) to identifier, so a one-substitution neighbour is found with two lookups (a single
 substitution leaves one half intact).
 """
@@ -26,6 +26,7 @@ from eval.classify.model import Span, Turn, span_at
 
 MIN_LEN = 6
 MIN_PATH_LEN = 12
+TOKENIZE_MAX = 131072
 _KEEP = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"
 # Every ASCII byte that cannot be part of an identifier becomes a space; UTF-8 multi-byte sequences stay.
 _TO_SPACE = bytes(b if (b in _KEEP or b >= 0x80) else 0x20 for b in range(256))
@@ -35,7 +36,12 @@ _NOT_MARKED = bytes(b for b in range(256) if not (0x30 <= b <= 0x39 or b == 0x2F
 
 
 def tokens(text: str) -> set[bytes]:
-    """Identifier-like tokens of `text` (as UTF-8 bytes), edge dots and dashes stripped lazily by callers."""
+    """Identifier-like tokens of `text` (as UTF-8 bytes), edge dots and dashes stripped lazily by callers.
+
+    Of a huge text (a 10 MB argument) only the two ends count: identifiers are copied where the model writes.
+    """
+    if len(text) > 2 * TOKENIZE_MAX:
+        text = text[:TOKENIZE_MAX] + " " + text[-TOKENIZE_MAX:]
     return set(text.encode("utf-8", "surrogatepass").translate(_TO_SPACE).split())
 
 
@@ -43,22 +49,29 @@ def tokens(text: str) -> set[bytes]:
 class IdentifierIndex:
     known: set[bytes] = field(default_factory=set)
     halves: dict[tuple[int, int, bytes], list[bytes]] = field(default_factory=dict)
-    indexed_chunks: int = 0
+    indexed: int = 0  # how many of the history's given chunks are in
+    pending: list[set[bytes]] = field(default_factory=list)  # the model's arguments, indexed on the next turn
 
     def update(self, history: History) -> None:
-        for chunk in history.chunks[self.indexed_chunks :]:
-            new = tokens(chunk) - self.known
-            self.known |= new
-            for tok in new:
-                if not tok.translate(None, _NOT_MARKED):
-                    continue  # no digit and no slash: cannot be the original of a decidable corruption
-                tok = tok.strip(b".-")
-                if len(tok) >= MIN_LEN:
-                    self.known.add(tok)
-                    half = len(tok) // 2
-                    self.halves.setdefault((len(tok), 0, tok[:half]), []).append(tok)
-                    self.halves.setdefault((len(tok), 1, tok[half:]), []).append(tok)
-        self.indexed_chunks = len(history.chunks)
+        for toks in self.pending:
+            self.add(toks)
+        self.pending.clear()
+        for i in history.given[self.indexed :]:
+            self.add(tokens(history.chunks[i]))
+        self.indexed = len(history.given)
+
+    def add(self, toks: set[bytes]) -> None:
+        new = toks - self.known
+        self.known |= new
+        for tok in new:
+            if not tok.translate(None, _NOT_MARKED):
+                continue  # no digit and no slash: cannot be the original of a decidable corruption
+            tok = tok.strip(b".-")
+            if len(tok) >= MIN_LEN:
+                self.known.add(tok)
+                half = len(tok) // 2
+                self.halves.setdefault((len(tok), 0, tok[:half]), []).append(tok)
+                self.halves.setdefault((len(tok), 1, tok[half:]), []).append(tok)
 
     def original_of(self, written: bytes) -> bytes | None:
         """A context identifier that `written` is a corrupted copy of, or None."""
@@ -92,27 +105,41 @@ def _corruption(original: bytes, written: bytes) -> bool:
 
 
 def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:
-    if ctx.history.empty:
-        return []
+    """Checks content and tool arguments (what reaches answers and actions), not the reasoning.
+
+    The arguments' tokens then join the index: the model's own earlier writes are context for later turns.
+    """
     index = ctx.history.identifiers
     if not isinstance(index, IdentifierIndex):
         index = ctx.history.identifiers = IdentifierIndex()
-    if index.indexed_chunks < len(ctx.history.chunks):
+    if index.pending or index.indexed < len(ctx.history.given):
         index.update(ctx.history)
     spans: list[Span] = []
+    written_args: list[set[bytes]] = []
     fields = [("content", turn.content)] + [(c.args_field, c.arguments) for c in turn.tool_calls]
     for name, text in fields:
         if len(text) < MIN_LEN:
             continue
-        for tok in tokens(text) - index.known:
-            if tok.isalpha():
-                continue  # plain words are never checked
-            tok = tok.strip(b".-")
-            if len(tok) < MIN_LEN or tok in index.known:
-                continue
-            original = index.original_of(tok)
-            if original is not None:
-                spans.extend(_occurrences(name, text, tok.decode("utf-8", "replace"), original.decode()))
+        written = tokens(text)
+        if name != "content":
+            written_args.append(written)
+        if index.known:
+            spans.extend(_check(name, text, written, index))
+    index.pending.extend(written_args)
+    return spans
+
+
+def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex) -> list[Span]:
+    spans = []
+    for tok in written - index.known:
+        if tok.isalpha():
+            continue  # plain words are never checked
+        tok = tok.strip(b".-")
+        if len(tok) < MIN_LEN or tok in index.known:
+            continue
+        original = index.original_of(tok)
+        if original is not None:
+            spans.extend(_occurrences(name, text, tok.decode("utf-8", "replace"), original.decode()))
     return spans
 
 

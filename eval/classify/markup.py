@@ -43,7 +43,7 @@ def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
             start, end = m.start(), m.end()
             if _copied(text, start, end, ctx):
                 continue
-            if not marker.strong and _in_code_or_quotes(text, start, end):
+            if not marker.strong and (_in_code_or_quotes(text, start, end) or _closes_plain_xml(text, m.group())):
                 continue
             spans.append(span_at(name, text, start, end, marker.name))
     spans.sort(key=lambda s: s.start)
@@ -73,3 +73,11 @@ def _in_code_or_quotes(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start > 0 else ""
     after = text[end] if end < len(text) else ""
     return bool(before) and before in _QUOTES and after == before
+
+
+def _closes_plain_xml(text: str, tag: str) -> bool:
+    """`</function>` that closes an ordinary `<function>` element (a template, HTML, XML docs)."""
+    if not tag.startswith("</"):
+        return False
+    name = tag[2:-1]
+    return f"<{name}>" in text or f"<{name} " in text

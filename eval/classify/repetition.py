@@ -11,13 +11,11 @@ positives.
 Finding the region is cheap: an anchor (the 32 characters before a position) is looked up once backwards
 (`str.rfind`, in C); the distance to its previous occurrence is the candidate period, and the region is grown
 in both directions by binary search over slice comparisons. Anchors sit at the end of the field (loops run
-to the end), every 256 characters of fields up to 4 KiB, and every 64 characters of longer fields that
-compress suspiciously well (zlib costs more than the anchors on short text).
+to the end) and every SPACING characters, which is enough to hit every region that crosses the thresholds.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,6 +26,9 @@ ANCHOR = 32
 MAX_PERIOD = 1024
 MIN_FIELD = 160
 WINDOW = 65536  # long fields: analyse the first and last 64 KiB
+# A region of span >= 256 with >= 16 reps has period <= span / 16, so anchors (which need the anchor and its
+# previous occurrence inside the region) hit it wherever it lies when spaced by <= 256 - 32 - 16 = 208.
+SPACING = 192
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,6 @@ class Thresholds:
     min_reps_at_length: int = 6  # a loop that runs into max_tokens (finish_reason "length")
     min_span_at_length: int = 160
     min_span_one_char: int = 512  # "=====" rules, "....." progress dots and "    " indentation are legitimate
-    compress_ratio: float = 0.15  # long text compressing better than this gets the full scan
 
 
 THRESHOLDS = Thresholds()
@@ -77,21 +77,14 @@ def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Regi
         if head is not None:
             return head
         offset, text, n = n - WINDOW, text[-WINDOW:], WINDOW
-    anchors = [n]
-    if n <= 4096:
-        anchors.extend(range(ANCHOR + 256, n - 128, 256))
-    elif _compresses_well(text, t.compress_ratio):
-        anchors.extend(range(ANCHOR + 64, n, 64))
+    # Loops run to the end, but a closing quote or tag may follow: three anchors near the end. The spacing of
+    # the others guarantees a hit in every region that crosses `min_reps`/`min_span` (see SPACING).
+    anchors = [n, n - 16, n - 48, *range(ANCHOR + SPACING, n - 48, SPACING)]
     for a in anchors:
         region = _region_at(text, a)
         if region is not None and _degenerate(text, region, truncated, t):
             return Region(region.start + offset, region.end + offset, region.period)
     return None
-
-
-def _compresses_well(text: str, ratio: float) -> bool:
-    raw = text.encode("utf-8", "surrogatepass")
-    return len(zlib.compress(raw, 1)) < ratio * len(raw)
 
 
 def _region_at(s: str, a: int) -> Region | None:

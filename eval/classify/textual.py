@@ -43,12 +43,16 @@ def _spans(pattern: re.Pattern[str], name: str, text: str, ctx: Context, why: st
     ]
 
 
+_EDGE = "`'\"()[]{}<>,.;:!?"
+
+
 def _copied_window(text: str, start: int, end: int, ctx: Context) -> bool:
-    """The match with a few characters around it already appears in the conversation (a quoted file)."""
+    """The word around the match already appears in the conversation: the model is quoting a tool result."""
     if ctx.history.empty:
         return False
-    window = text[max(0, start - 8) : end + 8]
-    return ctx.history.contains(window)
+    left = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
+    right = min((i for i in (text.find(" ", end), text.find("\n", end)) if i >= 0), default=len(text))
+    return ctx.history.contains(text[left:right].strip(_EDGE) or text[start:end])
 
 
 def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:

@@ -61,7 +61,7 @@ def classify_trajectory(records: Iterable[Any], ctx: Context, prompt: Any = None
         ctx.is_last = i == len(turns) - 1
         out.append(classify_turn(turn, ctx))
         for call in turn.tool_calls:
-            ctx.history.add(call.arguments)
+            ctx.history.add(call.arguments, given=False)
         ctx.history.add(turn.observation)
         ctx.history.add(turn.feedback)
     return TrajectoryLabels(len(turns), out)

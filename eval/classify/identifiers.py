@@ -11,9 +11,9 @@ substitution away from a given one are never flagged: those are how legitimate n
 identifiers must contain a digit, `_`, `.`, `-` or `/` (plain words are never checked).
 
 Speed: tool results are the bulk of all text, so they are tokenized in C (`bytes.translate` + `split`) into a
-set per trajectory, incrementally, each once (the model's tool arguments join after they were checked); only identifiers with a digit or a slash (the possible originals) go into a
-map from (length, half) to identifier, so a one-substitution neighbour is found with two lookups (a single
-substitution leaves one half intact).
+set per trajectory, incrementally, each once (the model's tool arguments join after they were checked); only
+identifiers with a digit or a slash (the possible originals) go into a map from (length, half) to identifier,
+so a one-substitution neighbour is found with two lookups (a single substitution leaves one half intact).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import json
 import textwrap
 
 import pytest
-from conftest import bash, classify, labels, message
+from conftest import bash, call, classify, labels, message
 
 LOOPS = [
     # A phrase until max_tokens.
@@ -33,7 +33,7 @@ LOOPS = [
 def test_loops_are_found(msg):
     result = classify(msg)
     assert "degenerate_repetition" in result["labels"]
-    ev = [e for e in result["evidence"] if e["label"] == "degenerate_repetition"][0]
+    ev = next(e for e in result["evidence"] if e["label"] == "degenerate_repetition")
     assert ev["end"] - ev["start"] >= 160 and " x " in ev["detail"]
 
 
@@ -55,7 +55,7 @@ ZEROS = "WEIGHTS = [" + ", ".join(["0.0"] * 24) + "]\n"
 CLEAN = [
     message("", calls=[bash(f"cat > tests/test_fix.py <<'EOF'\n{inspect.getsource(json.decoder)}\nEOF")]),
     message("", calls=[bash(f"cat > textwrap.py <<'EOF'\n{inspect.getsource(textwrap)}\nEOF")]),
-    message(f"The test run:\n```\n{PYTEST_LOG}\n```\nAll tests pass.", calls=[call_submit := None] and []),
+    message(f"The test run:\n```\n{PYTEST_LOG}\n```\nAll tests pass.", calls=[call("submit", {})]),
     message(TABLE, calls=[bash("ls")]),
     message(SEPARATORS, calls=[bash("ls")]),
     message(CHINESE + " 😀😀😀😀😀😀", calls=[bash("ls")]),

@@ -19,7 +19,7 @@ def test_reasoning_only():
     msg = message("", reasoning="The failing test expects a ValueError when the date is naive. Let me")
     result = classify(msg)
     assert result["labels"] == ["missing_tool_call", "reasoning_only"]
-    ev = [e for e in result["evidence"] if e["label"] == "reasoning_only"][0]
+    ev = next(e for e in result["evidence"] if e["label"] == "reasoning_only")
     assert ev["field"] == "reasoning_content" and ev["text"].startswith("The failing test")
 
 

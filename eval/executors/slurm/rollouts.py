@@ -85,9 +85,8 @@ def submit_array(
     cdir = run.cohort_dir(cohort)
     shards_file = cdir / "slurm" / f"shards-{number}.json"
     sources = absolute_sources(loaded.sources)
-    plan = ShardPlan(
-        cohort, str(run.path.resolve()), sources, base_url, shards, number, runner.path, extra=runner.extra
-    )
+    plan = ShardPlan(cohort, str(run.path.resolve()), sources, base_url, shards, number, runner.path)
+    plan.spec_hash, plan.extra = loaded.output_hash, runner.extra
     plan.write(shards_file)
     options = loaded.spec.executor.slurm
     array = RolloutArray(

@@ -36,6 +36,7 @@ class ShardPlan:
     shards: list[list[str]]
     submission: int = 0
     runner: str = DEFAULT_RUNNER
+    spec_hash: str | None = None  # the submitter's output hash: a task whose files changed since refuses to run
     schema_version: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -58,6 +59,13 @@ def rollout_shard(plan: ShardPlan, instance_ids: list[str]) -> int:
     from eval.tasks.load import load_tasks
 
     loaded = load_spec(plan.sources)
+    if plan.spec_hash is not None and loaded.output_hash != plan.spec_hash:
+        print(
+            f"shard: the cohort files changed since submission (hash {loaded.output_hash[:12]} != "
+            f"{plan.spec_hash[:12]}): not running",
+            file=sys.stderr,
+        )
+        return 2
     workload = check_workload(loaded)
     wanted = set(instance_ids)
     tasks = [t for t in load_tasks(workload, loaded.spec.base_dir) if t.instance_id in wanted]

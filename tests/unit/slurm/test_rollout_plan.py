@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from eval.cli import app
@@ -41,7 +42,7 @@ def test_unfinished_counts_units_without_a_parsing_verdict(tmp_path: Path) -> No
     assert unit_counts(tmp_path / "c") == (2, 1, 2)
 
 
-def test_shard_plan_round_trip_and_absolute_sources(tmp_path: Path, monkeypatch: object) -> None:
+def test_shard_plan_round_trip_and_absolute_sources(tmp_path: Path) -> None:
     plan = ShardPlan("c", "/r", ["/x.yaml", "a.b=1"], "http://n:1", [["a"], ["b", "c"]], 2, extra={"repeats": 3})
     plan.write(tmp_path / "s.json")
     assert ShardPlan.read(tmp_path / "s.json") == plan
@@ -78,3 +79,12 @@ def test_status_reads_units_and_recorded_jobs(tmp_path: Path) -> None:
     assert result.exit_code == 0 and json.loads(result.output)["cohorts"][0]["done"] == 1
     missing = CliRunner().invoke(app, ["status", str(tmp_path / "nope")])
     assert missing.exit_code == 2
+
+
+def test_a_shard_refuses_cohort_files_changed_since_submission(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from eval.executors.slurm.shard import rollout_shard
+
+    plan = ShardPlan("stock-off", str(tmp_path), [str(REPO / "cohorts" / "slurm-cpu.yaml")], "http://x", [["a"]])
+    plan.spec_hash = "0" * 64
+    assert rollout_shard(plan, ["a"]) == 2
+    assert "changed since submission" in capsys.readouterr().err

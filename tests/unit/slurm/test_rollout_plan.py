@@ -81,7 +81,7 @@ def test_status_reads_units_and_recorded_jobs(tmp_path: Path) -> None:
     assert missing.exit_code == 2
 
 
-def test_a_shard_refuses_cohort_files_changed_since_submission(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_shard_refuses_changed_cohort_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from eval.executors.slurm.shard import rollout_shard
 
     plan = ShardPlan("stock-off", str(tmp_path), [str(REPO / "cohorts" / "slurm-cpu.yaml")], "http://x", [["a"]])

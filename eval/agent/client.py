@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
 
 from eval.agent.errors import ContextLengthError, InfraError
 
@@ -114,9 +116,6 @@ class _Retryable(Exception):
 
 def parse_reply(data: Any, server: str, latency_s: float, header_id: str) -> ModelReply:
     """Check the response's shape with the openai SDK's types, then keep the raw fields (never the parsed ones)."""
-    from openai.types.chat import ChatCompletion
-    from pydantic import ValidationError
-
     try:
         ChatCompletion.model_validate(data)
     except ValidationError as e:

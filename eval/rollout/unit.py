@@ -9,6 +9,7 @@ never graded as unresolved.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import time
@@ -144,7 +145,9 @@ async def attempt_unit(unit: Unit, env: RolloutEnv, seed: int | None, attempt: i
 
 async def run_unit(unit: Unit, env: RolloutEnv) -> dict[str, Any]:
     """Run (or re-run from scratch) one unit; write patch.diff, then verdict.json last. Returns the verdict."""
-    reset_dir(unit.dir)
+    loop = asyncio.get_running_loop()
+    # file-system work (rmtree, fsync) runs on the pool so that it never stalls other units' requests
+    await loop.run_in_executor(env.executor, reset_dir, unit.dir)
     seed = unit_seed(env.sampling, unit.task.instance_id, unit.repeat)
     started = time.monotonic()
     outcome: dict[str, Any] = {}
@@ -159,7 +162,7 @@ async def run_unit(unit: Unit, env: RolloutEnv) -> dict[str, Any]:
             break
         except Exception as e:
             reason = infra_reason(e)
-            archive_attempt(unit.dir, attempt, e)
+            await loop.run_in_executor(env.executor, archive_attempt, unit.dir, attempt, e)
     verdict = {
         "schema_version": SCHEMA_VERSION,
         "cohort": unit.cohort,
@@ -177,6 +180,11 @@ async def run_unit(unit: Unit, env: RolloutEnv) -> dict[str, Any]:
         "attempts": attempts,
         "seed": seed,
     }
-    atomic_write_text(unit.dir / "patch.diff", patch)
-    atomic_write_json(unit.dir / "verdict.json", verdict)
+    await loop.run_in_executor(env.executor, write_outcome, unit.dir, patch, verdict)
     return verdict
+
+
+def write_outcome(unit_dir: Path, patch: str, verdict: dict[str, Any]) -> None:
+    """patch.diff, then verdict.json LAST: the unit counts as done only once the verdict parses."""
+    atomic_write_text(unit_dir / "patch.diff", patch)
+    atomic_write_json(unit_dir / "verdict.json", verdict)

@@ -12,6 +12,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from eval.secrets import redact_argv, redact_env
 from eval.spec.matrix import Cohort
 from eval.spec.models import CohortFile, PDTopology
 
@@ -32,8 +33,9 @@ class ProcessCommand:
         return f"{self.role}.{self.index}"
 
     def shell(self, mapping: dict[str, str] | None = None) -> str:
-        argv = render(self.argv, mapping) if mapping else self.argv
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items()))
+        """The command line for people and records: secrets redacted (see eval.secrets)."""
+        argv = redact_argv(render(self.argv, mapping) if mapping else self.argv)
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(redact_env(self.env).items()))
         return (env + " " if env else "") + shlex.join(argv)
 
 

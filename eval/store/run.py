@@ -24,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from eval.secrets import REDACTED, is_secret_name, redact_argv, redact_env, redact_tree
 from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort, columns
@@ -102,6 +103,7 @@ class RunDir:
                 "policy": spec.policy.model_dump(mode="json"),
                 "speculative_config": cohort.speculative.vllm_config(),
                 "build": cohort.build.model_dump(mode="json"),
+                "env": redact_env(cohort.env),
                 "topology": cohort.topology.model_dump(mode="json"),
                 "tool_call_parser": spec.model.tool_call_parser,
                 "gpus": cohort.gpus,
@@ -138,20 +140,26 @@ def open_run(loaded: LoadedSpec, results: Path, run_id: str | None = None) -> Ru
             "run_id": run.path.name,
             "name": loaded.spec.name,
             "spec_hash": digest,
-            "spec": loaded.spec.model_dump(mode="json"),
-            "sources": loaded.sources,
+            "spec": redact_tree(loaded.spec.model_dump(mode="json")),
+            "sources": [redact_source(s) for s in loaded.sources],
             "base_dir": str(loaded.spec.base_dir),
             "cohorts": [c.name for c in loaded.cohorts],
             "columns": columns(loaded.spec),
             "versions": versions(),
             "host": {"name": socket.gethostname(), "platform": platform.platform(), "user": _user()},
-            "argv": sys.argv,
+            "argv": redact_argv([redact_source(a) for a in sys.argv]),
             "started_at": now(),
             "resumed_at": [],
             "ended_at": None,
         },
     )
     return run
+
+
+def redact_source(source: str) -> str:
+    """An override `server.env.HF_TOKEN=...` is recorded with its value redacted."""
+    key, eq, _ = source.partition("=")
+    return f"{key}={REDACTED}" if eq and is_secret_name(key) else source
 
 
 def sweep_temp_files(root: Path) -> int:

@@ -21,10 +21,12 @@ import sys
 from pathlib import Path
 from eval.store.atomic import atomic_write_json
 target = Path(sys.argv[1])
-i = 0
+i = int(sys.argv[2])
 while True:
     i += 1
     atomic_write_json(target, {"i": i, "blob": "x" * 400_000, "end": i})
+    if i % 5 == 0:
+        print(i, flush=True)  # the test kills only once writes are under way
 """
 
 
@@ -33,9 +35,11 @@ def test_killed_writer_never_leaves_a_half_written_file(tmp_path: Path) -> None:
     atomic_write_json(target, {"i": 0, "blob": "x" * 400_000, "end": 0})
     rng = random.Random(7)
     seen = set()
-    for _ in range(12):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target)])
-        time.sleep(rng.uniform(0.3, 0.8))
+    for k in range(12):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(k * 1_000_000)], stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        proc.stdout.readline()  # blocks until the writer has replaced the file five times
+        time.sleep(rng.uniform(0.0, 0.05))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         data = json.loads(target.read_text())  # must parse: never torn

@@ -9,6 +9,8 @@ that run past the limit are `infra_error`.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from eval.grading import harness
@@ -33,6 +35,7 @@ class LocalGrader:
         self.python = python
         self.memory_gb = memory_gb
         self.run_empty = run_empty  # validate-gold runs the tests on an empty patch too
+        self._pytest_checked: str | None = None
 
     def grade(self, task: Task, patch: str, workdir: Path) -> GradeResult:
         """Grade `patch`; logs (patch.diff, eval.sh, run_instance.log, test_output.txt) go to `workdir`."""
@@ -40,6 +43,9 @@ class LocalGrader:
         workdir.mkdir(parents=True, exist_ok=True)
         if not patch.strip() and not self.run_empty:
             return GradeResult("empty_patch", False)
+        missing = self._missing_pytest()
+        if missing:
+            return GradeResult("infra_error", None, infra_reason=missing)
         try:
             spec = harness.test_spec(task)
             sandbox = BwrapSandbox(task, python=self.python, memory_gb=self.memory_gb)
@@ -47,6 +53,14 @@ class LocalGrader:
             return GradeResult("infra_error", None, infra_reason=str(e))
         with sandbox:
             return self._run(task, spec, patch, sandbox, workdir)
+
+    def _missing_pytest(self) -> str | None:
+        """Without pytest the tests cannot run; that is the environment's fault, never an unresolved patch."""
+        if self._pytest_checked is None:
+            python = self.python or sys.executable
+            done = subprocess.run([python, "-c", "import pytest"], capture_output=True, check=False)
+            self._pytest_checked = "" if done.returncode == 0 else f"pytest is not installed in {python}"
+        return self._pytest_checked or None
 
     def _run(self, task: Task, spec: object, patch: str, sandbox: BwrapSandbox, workdir: Path) -> GradeResult:
         from swebench.harness.constants import APPLY_PATCH_FAIL, APPLY_PATCH_PASS

@@ -77,3 +77,15 @@ def test_test_time_limit_is_infra(tasks, tmp_path: Path) -> None:
     assert result.status == "infra_error"
     assert result.resolved is None
     assert "timed out" in str(result.infra_reason)
+
+
+def test_python_without_pytest_is_infra(tasks, tmp_path: Path) -> None:
+    """Tests that cannot run for want of pytest are the environment's failure, not an unresolved patch."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    grader = LocalGrader(timeout_s=300, python=str(tmp_path / "venv" / "bin" / "python"))
+    result = grader.grade(calc(tasks), calc(tasks).patch, tmp_path / "g")
+    assert result.status == "infra_error"
+    assert "pytest is not installed" in str(result.infra_reason)

@@ -70,7 +70,7 @@ def labels(result: Analysis, out: Path) -> str | None:
         ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=s.label)
     ax.set_xticks(x, names, rotation=20, ha="right")
     ax.set_ylabel("% of trajectories with the label")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out, "labels.png")
 
 
@@ -86,7 +86,8 @@ def flips(result: Analysis, out: Path) -> str | None:
         grid = np.array([[f["both"], f["control_only"]], [f["cohort_only"], f["neither"]]])
         ax.imshow(grid, cmap="Blues")
         for (i, j), v in np.ndenumerate(grid):
-            ax.text(j, i, f"{v}", ha="center", va="center", color="black", fontsize=12, fontweight="bold")
+            colour = "white" if v > grid.max() / 2 else "black"  # readable on dark and light cells
+            ax.text(j, i, f"{v}", ha="center", va="center", color=colour, fontsize=12, fontweight="bold")
         ax.set_xticks([0, 1], ["cohort solves", "cohort fails"])
         ax.set_yticks([0, 1], ["control solves", "control fails"])
         ax.set_title(f"{result.summaries[name].label}\nMcNemar p = {c.mcnemar_p:.2g}", fontsize=10)
@@ -125,15 +126,16 @@ def repos(result: Analysis, out: Path, top: int = 12) -> str | None:
     pivot = per_repo_accuracy(graded).head(top)
     acc = pivot["sum"] / pivot["count"].replace(0, np.nan)
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(acc) * max(1, len(acc.columns) / 2) + 1.5))
+    fig, ax = plt.subplots(figsize=(9, 0.38 * len(acc) + 1.6))
     cohorts = [c for c in result.summaries if c in acc.columns]
-    height = 0.8 / len(cohorts)
     y = np.arange(len(acc))[::-1]
+    markers = "osD^vP*X"
     for i, c in enumerate(cohorts):
-        ax.barh(y + 0.4 - (i + 0.5) * height, 100 * acc[c].fillna(0), height, label=result.summaries[c].label)
+        ax.scatter(100 * acc[c], y, s=45, marker=markers[i % len(markers)], label=result.summaries[c].label)
     ax.set_yticks(y, [f"{r} (n={int(pivot['count'].loc[r].max())})" for r in acc.index], fontsize=8)
-    ax.set_xlabel("resolved accuracy, %")
-    ax.legend(fontsize=8)
+    ax.grid(axis="y", color="#dddddd")
+    ax.set_xlabel("resolved accuracy, % (n = graded units per cohort)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out, "repos.png")
 
 
@@ -147,6 +149,8 @@ def first_divergence(result: Analysis, out: Path) -> str | None:
     top = max(max(s.first_divergences) for s in rows)
     bins = np.arange(-0.5, top + 1.5, 1)
     ax.hist([s.first_divergences for s in rows], bins=bins, label=[s.label for s in rows])
+    ax.set_xticks(range(top + 1))
+    ax.set_xlim(-0.5, top + 0.5)
     ax.set_xlabel("index of the first divergent token")
     ax.set_ylabel("probes")
     ax.legend(fontsize=8)

@@ -148,7 +148,8 @@ def canary_table(result: Analysis) -> Table | None:
         hist = ", ".join(f"token {k}: {v}" for k, v in sorted(first.items())) or "—"
         div = int(compared["diverged"].astype(bool).sum())
         infra = int(g["infra_error"].notna().sum())
-        rows.append([result.summaries[str(cohort)].label, str(mode), f"{len(g)}", ratio(div, len(compared)),
+        shown = ratio(div, len(compared)) if len(compared) else "reference"
+        rows.append([result.summaries[str(cohort)].label, str(mode), f"{len(g)}", shown,
                      f"{infra}", hist])  # fmt: skip
     return Table(["Cohort", "Mode", "Probes", "Diverged / compared", "Infra", "First divergence"], rows, {2, 3, 4})
 

@@ -22,13 +22,15 @@ def grade_unit(
     """Grade one finished unit from its saved patch; None when there is nothing to grade.
 
     Skipped: no verdict yet, a rollout that ended in an infra error (infra stays infra, it gets no grade), and
-    a unit already graded (unless `regrade`). A grader that raises is an infra error of grading.
+    a unit already graded (unless `regrade`). A grade that is itself an infra error is tried again, as the
+    harness re-runs instances that left no report. A grader that raises is an infra error of grading.
     """
     unit_dir = Path(unit_dir)
     verdict = read_json(unit_dir / "verdict.json")
     if not isinstance(verdict, dict) or verdict.get("status") == "infra_error":
         return None
-    if not regrade and read_grade(unit_dir) is not None:
+    previous = read_grade(unit_dir)
+    if not regrade and previous is not None and previous.get("status") != "infra_error":
         return None
     patch_file = unit_dir / "patch.diff"
     patch = patch_file.read_text(encoding="utf-8") if patch_file.is_file() else ""

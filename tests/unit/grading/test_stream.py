@@ -112,3 +112,11 @@ def test_submit_does_not_wait_for_grading(tmp_path: Path) -> None:
     grader.gate.set()
     assert [r.status for r in queue.close() if r is not None] == ["resolved"]
     assert read_grade(tmp_path / "r0") is not None
+
+
+def test_an_infra_grade_is_tried_again(tmp_path: Path) -> None:
+    path = unit(tmp_path, "r0", patch="crash")
+    grade_unit(ScriptedGrader({}), "docker", TASK, path)
+    (path / "patch.diff").write_text("fix")
+    retried = grade_unit(ScriptedGrader({"fix": GradeResult("resolved", True)}), "docker", TASK, path)
+    assert retried is not None and retried.status == "resolved"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from eval.classify.model import Span, span_at
+from eval.classify.model import MAX_SPANS, Span, span_at
 
 
 def _byte_alphabet() -> dict[str, int]:
@@ -80,4 +80,6 @@ def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
         why = word_is_leak(word)
         if why:
             spans.append(span_at(fieldname, text, m.start(), m.end(), why))
+            if len(spans) >= MAX_SPANS:
+                break
     return spans

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import islice
 
 from eval.classify.context import Context, History
-from eval.classify.model import Span, Turn, span_at
+from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
 MIN_LEN = 6
 MIN_PATH_LEN = 12
@@ -124,12 +125,12 @@ def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:
         if name != "content":
             written_args.append(written)
         if index.known:
-            spans.extend(_check(name, text, written, index))
+            spans.extend(_check(name, text, written, index, ctx.history))
     index.pending.extend(written_args)
     return spans
 
 
-def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex) -> list[Span]:
+def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex, history: History) -> list[Span]:
     spans = []
     for tok in written - index.known:
         if tok.isalpha():
@@ -138,12 +139,15 @@ def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex) ->
         if len(tok) < MIN_LEN or tok in index.known:
             continue
         original = index.original_of(tok)
-        if original is not None:
-            spans.extend(_occurrences(name, text, tok.decode("utf-8", "replace"), original.decode()))
+        if original is None:
+            continue
+        copy = tok.decode("utf-8", "replace")
+        if not history.contains(copy):  # the token set misses forms glued to punctuation ("kimi-kw.")
+            spans.extend(_occurrences(name, text, copy, original.decode()))
     return spans
 
 
 def _occurrences(name: str, text: str, tok: str, original: str) -> list[Span]:
     pattern = r"(?<![\w.\-/])" + re.escape(tok) + r"(?![\w\-/]|\.\w)"
     why = f"{original!r} in context, written {tok!r}"
-    return [span_at(name, text, m.start(), m.end(), why) for m in re.finditer(pattern, text)]
+    return [span_at(name, text, m.start(), m.end(), why) for m in islice(re.finditer(pattern, text), MAX_SPANS)]

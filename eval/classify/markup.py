@@ -8,10 +8,12 @@ legitimately contain any markup; broken argument markup is `malformed_tool_call`
 
 from __future__ import annotations
 
+from itertools import islice
+
 from eval.classify.context import Context
 from eval.classify.formats import any_marker as any_marker_pattern
 from eval.classify.formats import bare_json_pattern, markers
-from eval.classify.model import Span, Turn, span_at
+from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
 _QUOTES = "\"'`"
 
@@ -30,7 +32,7 @@ def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
         if bare is not None and '"name"' in text:
             spans.extend(
                 span_at(name, text, m.start(), m.end(), "tool call as bare JSON")
-                for m in bare.finditer(text)
+                for m in islice(bare.finditer(text), MAX_SPANS)
                 if not _copied(text, m.start(), m.end(), ctx)
             )
     return spans
@@ -46,6 +48,8 @@ def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
             if not marker.strong and (_in_code_or_quotes(text, start, end) or _closes_plain_xml(text, m.group())):
                 continue
             spans.append(span_at(name, text, start, end, marker.name))
+            if len(spans) >= MAX_SPANS:
+                return spans
     spans.sort(key=lambda s: s.start)
     return spans
 

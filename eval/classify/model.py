@@ -13,6 +13,8 @@ from functools import cached_property
 from typing import Any
 
 EVIDENCE_TEXT_MAX = 200
+# Evidence kept per label and field of a turn: a 10 MB garbage argument must not yield a million spans.
+MAX_SPANS = 16
 _NOT_PARSED = object()
 
 

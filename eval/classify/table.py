@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 from eval.classify.context import Context
 from eval.classify.identifiers import detect_identifier_corruption
 from eval.classify.markup import detect_leaked_tool_xml
-from eval.classify.model import Evidence, Span, Turn
+from eval.classify.model import MAX_SPANS, Evidence, Span, Turn
 from eval.classify.repetition import detect_degenerate_repetition
 from eval.classify.shape import detect_empty_response, detect_reasoning_only, detect_truncated
 from eval.classify.textual import detect_byte_piece, detect_replacement_char
@@ -68,6 +68,19 @@ class TurnLabels:
         return {"turn": self.turn, "labels": self.labels, "evidence": [e.to_json() for e in self.evidence]}
 
 
+def _capped(spans: list[Span]) -> list[Span]:
+    """At most MAX_SPANS spans per field (the first ones): evidence, not an inventory."""
+    if len(spans) <= MAX_SPANS:
+        return spans
+    seen: dict[str, int] = {}
+    out = []
+    for span in spans:
+        seen[span.field] = seen.get(span.field, 0) + 1
+        if seen[span.field] <= MAX_SPANS:
+            out.append(span)
+    return out
+
+
 def classify_turn(turn: Turn, ctx: Context, rules: tuple[Rule, ...] = DETECTORS) -> TurnLabels:
     """Run every detector in table order; labels come out in that order, each with its evidence."""
     labels: list[str] = []
@@ -76,5 +89,5 @@ def classify_turn(turn: Turn, ctx: Context, rules: tuple[Rule, ...] = DETECTORS)
         spans = rule.detector(turn, ctx)
         if spans:
             labels.append(rule.label)
-            evidence.extend(span.labelled(rule.label) for span in spans)
+            evidence.extend(span.labelled(rule.label) for span in _capped(spans))
     return TurnLabels(turn.index, labels, evidence)

@@ -9,11 +9,12 @@ not a leak; byte-fallback tokens whose bytes are not valid UTF-8 are a leak even
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Any
 
 from eval.classify.bytelevel import SUSPECT, bytelevel_spans
 from eval.classify.context import Context
-from eval.classify.model import Span, Turn, span_at
+from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
 _FFFD_RUN = re.compile("\ufffd+")
 _FFFD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u[fF]{3}[dD]")
@@ -38,7 +39,7 @@ def detect_replacement_char(turn: Turn, ctx: Context) -> list[Span]:
 def _spans(pattern: re.Pattern[str], name: str, text: str, ctx: Context, why: str) -> list[Span]:
     return [
         span_at(name, text, m.start(), m.end(), why)
-        for m in pattern.finditer(text)
+        for m in islice(pattern.finditer(text), MAX_SPANS * 4)
         if not _copied_window(text, m.start(), m.end(), ctx)
     ]
 
@@ -65,7 +66,8 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
         if SUSPECT.search(text) is not None:
             spans.extend(s for s in bytelevel_spans(name, text) if not ctx.history.contains(s.text))
         spans.extend(
-            span_at(name, text, m.start(), m.end(), "lone UTF-16 surrogate") for m in _SURROGATE.finditer(text)
+            span_at(name, text, m.start(), m.end(), "lone UTF-16 surrogate")
+            for m in islice(_SURROGATE.finditer(text), MAX_SPANS)
         )
     if ctx.tokenizer is not None and turn.token_ids:
         return _decide_with_tokenizer(spans, turn.token_ids, ctx.tokenizer)
@@ -74,7 +76,7 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
 
 def _byte_token_spans(name: str, text: str, ctx: Context) -> list[Span]:
     spans = []
-    for m in _BYTE_TOKENS.finditer(text):
+    for m in islice(_BYTE_TOKENS.finditer(text), MAX_SPANS * 4):
         start, end = m.start(), m.end()
         before = text[start - 1] if start else ""
         after = text[end] if end < len(text) else ""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import islice
 
 from eval.classify.context import Context
-from eval.classify.model import Span, ToolCall, Turn, span_at
+from eval.classify.model import MAX_SPANS, Span, ToolCall, Turn, span_at
 
 _BAD_KEY = re.compile(r"[=<>\s\"]")
 _STRAY_CLOSE = re.compile(r"</(?:parameter|function|tool_call)>")
@@ -62,7 +63,7 @@ def _stray_closing_tags(call: ToolCall, value: str) -> list[Span]:
     Quoted tags are code (a parser's source, its tests) and stay clean.
     """
     spans = []
-    for m in _STRAY_CLOSE.finditer(value):
+    for m in islice(_STRAY_CLOSE.finditer(value), MAX_SPANS):
         before = value[m.start() - 1] if m.start() else ""
         if before in _QUOTES and before:
             continue

@@ -1,0 +1,76 @@
+"""The standalone form: one output line per input message, in order; tool schemas from a file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import bash, call, message
+
+from eval.classify import Context
+from eval.classify.formats import normalize_format
+from eval.classify.messages import classify_file, classify_lines, load_tools
+
+
+def test_one_output_line_per_message_in_order(tmp_path):
+    msgs = [
+        message("", calls=[bash("ls")]),
+        message("caf\ufffd", calls=[bash("ls")]),
+        message("", calls=[call("submit", "{}")]),
+        message("<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>"),
+    ]
+    src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("".join(json.dumps(m) + "\n" for m in msgs), encoding="utf-8")
+    assert classify_file(src, dst, "qwen3_coder", None) == 4
+    out = [json.loads(line) for line in dst.read_text(encoding="utf-8").splitlines()]
+    assert [o["labels"] for o in out] == [[], ["replacement_char"], [], ["leaked_tool_xml", "missing_tool_call"]]
+    assert out[0] == {"labels": [], "evidence": []}
+
+
+def test_a_line_that_is_not_json_gets_an_error_record():
+    out = [json.loads(line) for line in classify_lines(['{"content": "ok"', json.dumps(message("x"))], Context())]
+    assert out[0]["labels"] == [] and out[0]["error"].startswith("not JSON")
+    assert out[1]["labels"] == ["missing_tool_call"]
+
+
+def test_tool_schemas_from_a_file(tmp_path):
+    tools = tmp_path / "tools.json"
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "view", "parameters": schema}}]))
+    specs = load_tools(tools)
+    assert [(s.name, s.required) for s in specs] == [("view", ("path",))]
+    src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text(
+        json.dumps(message("", calls=[call("view", {})])) + "\n" + json.dumps(message("", calls=[bash("ls")]))
+    )
+    classify_file(src, dst, "auto", specs)
+    out = [json.loads(line) for line in dst.read_text().splitlines()]
+    assert out[0]["labels"] == ["malformed_tool_call"] and "'path'" in out[0]["evidence"][0]["detail"]
+    assert out[1]["labels"] == ["malformed_tool_call"]  # bash is not offered here
+
+
+def test_bad_tool_files_are_refused(tmp_path):
+    bad = tmp_path / "tools.json"
+    bad.write_text('{"name": "x"}')
+    with pytest.raises(ValueError, match="JSON list"):
+        load_tools(bad)
+    bad.write_text('[{"type": "function"}]')
+    with pytest.raises(ValueError, match="function.name"):
+        load_tools(bad)
+
+
+@pytest.mark.parametrize(
+    ("parser", "fmt"),
+    [
+        ("qwen3_coder", "qwen3_coder"),
+        ("hermes", "hermes"),
+        ("openai", "harmony"),
+        ("llama3_json", "llama"),
+        ("mistral", "mistral"),
+        (None, "auto"),
+        ("something_new", "auto"),
+        ("  Qwen3_XML ", "qwen3_coder"),
+    ],
+)
+def test_tool_call_parser_names_map_to_formats(parser, fmt):
+    assert normalize_format(parser) == fmt

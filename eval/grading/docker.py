@@ -36,9 +36,11 @@ def set_log_root(root: Path | None) -> Path:
         return Path(run_evaluation.RUN_EVALUATION_LOG_DIR)
 
 
-def harness_run_id(workdir: Path) -> str:
-    """A short container-name-safe run id, stable for a unit's grading directory (so harness resume works)."""
-    return "sq-" + hashlib.sha1(str(Path(workdir).resolve()).encode()).hexdigest()[:12]
+def harness_run_id(workdir: Path, patch: str = "") -> str:
+    """A short container-name-safe run id, stable for a unit's grading directory and patch: the harness's
+    resume reuses its report for the same patch, and a changed patch is run afresh."""
+    key = f"{Path(workdir).resolve()}\0{hashlib.sha256(patch.encode()).hexdigest()}"
+    return "sq-" + hashlib.sha1(key.encode()).hexdigest()[:12]
 
 
 def from_harness_logs(task: Task, patch: str, log_dir: Path) -> GradeResult:
@@ -90,7 +92,7 @@ class DockerGrader:
             return GradeResult("infra_error", None, infra_reason=str(e).splitlines()[0][:300])
         from swebench.harness import run_evaluation
 
-        run_id = harness_run_id(workdir)
+        run_id = harness_run_id(workdir, patch)
         root = set_log_root(self.log_root)
         run_evaluation.run_instance(
             spec,
@@ -133,7 +135,7 @@ class ModalGrader:
             harness.test_spec(task)
         except Exception as e:
             return GradeResult("infra_error", None, infra_reason=str(e).splitlines()[0][:300])
-        run_id = harness_run_id(workdir)
+        run_id = harness_run_id(workdir, patch)
         root = set_log_root(self.log_root)
         pred = harness.prediction(task, patch)
         run_instances_modal({task.instance_id: pred}, [task.raw], [task.raw], run_id, int(self.timeout_s))

@@ -55,7 +55,7 @@ def test_bad_tool_files_are_refused(tmp_path):
     with pytest.raises(ValueError, match="JSON list"):
         load_tools(bad)
     bad.write_text('[{"type": "function"}]')
-    with pytest.raises(ValueError, match="function.name"):
+    with pytest.raises(ValueError, match=r"function\.name"):
         load_tools(bad)
 
 

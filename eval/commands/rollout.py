@@ -63,22 +63,23 @@ def import_(
     tool_format: Annotated[
         str | None, typer.Option("--tool-format", help="the tool-call parser the server used (for classify)")
     ] = None,
+    repeat: Annotated[int, typer.Option(help="repeat number of the first occurrence of each instance")] = 0,
 ) -> None:
     """Convert another agent's trajectories into specqual unit directories (trajectory.jsonl, patch.diff,
     verdict.json), so `specqual classify` and `specqual report` work on them.
 
     Example: specqual import --format mini-swe-agent runs/mini/ --run-dir results/mini-import --cohort mini
     """
-    from eval.importers.common import ImportError_, import_units
+    from eval.importers.common import ImporterError, import_units
 
     if not src.exists():
         fail(f"{src}: no such file or directory")
     try:
-        summary = import_units(fmt, src, run_dir, cohort, tool_format)
-    except ImportError_ as e:
+        summary = import_units(fmt, src, run_dir, cohort, tool_format, repeat)
+    except ImporterError as e:
         fail(str(e))
         return
-    typer.echo(f"imported {summary.units} units ({summary.skipped} files skipped) into {run_dir}/{cohort}")
+    typer.echo(f"imported {summary.units} units into {run_dir}/{cohort}")
 
 
 def register(app: typer.Typer) -> None:

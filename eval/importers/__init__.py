@@ -1,0 +1,1 @@
+"""Importers of other agents' trajectories (mini-swe-agent, OpenHands) into specqual unit directories."""

@@ -66,9 +66,9 @@ def read_records(workload: SWEBenchWorkload, path: Path | None) -> tuple[list[di
 
         rows = load_dataset(workload.dataset, split=workload.split)
         return [dict(r) for r in rows], f"{workload.dataset}[{workload.split}]"
+    if workload.dataset == local_set.LOCAL_DATASET and (path.is_dir() or not path.exists()):
+        local_set.ensure(path)  # generated on demand, cached by generator version
     if path.is_dir():
-        if workload.dataset == local_set.LOCAL_DATASET:
-            local_set.ensure(path)
         for candidate in (
             path / "instances.jsonl",
             path / f"{workload.split}.parquet",

@@ -104,3 +104,16 @@ def test_close_removes_the_copy(task) -> None:
     box.close()
     box.close()  # idempotent
     assert not tree.exists()
+
+
+def test_factory_opens_the_named_sandbox(task) -> None:
+    from eval.protocols import Sandbox
+    from eval.sandbox.factory import open_sandbox
+    from eval.spec.models import SandboxSpec
+
+    box = open_sandbox(SandboxSpec(kind="bwrap", cpus=1, memory_gb=4), task)
+    try:
+        assert isinstance(box, Sandbox)
+        assert box.execute("git rev-parse HEAD", 30).output.strip() == task.base_commit
+    finally:
+        box.close()

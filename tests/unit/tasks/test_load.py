@@ -100,3 +100,10 @@ def test_duplicate_and_unreadable_records(local_set: Path, tmp_path: Path) -> No
         load_tasks(workload(dataset="x", path=str(broken)), tmp_path)
     with pytest.raises(TaskError, match="no such file"):
         load_tasks(workload(dataset="x", path=str(tmp_path / "missing.jsonl")), tmp_path)
+
+
+def test_local_dataset_is_generated_on_demand(tmp_path: Path) -> None:
+    tasks = load_tasks(workload(path="sets/local"), tmp_path)
+    assert (tmp_path / "sets" / "local" / "instances.jsonl").is_file()
+    assert len(tasks) == 6
+    assert Path(tasks[0].raw[REPO_PATH_KEY]).is_dir()

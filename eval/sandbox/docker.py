@@ -87,8 +87,7 @@ class DockerSandbox:
             if pid:
                 self._container.exec_run(f"kill -KILL {pid}", detach=True)
             return ExecResult(exit_code=-9, output=collector.text(), timed_out=True)
-        code = api.exec_inspect(exec_id).get("ExitCode")
-        code = -1 if code is None else int(code)
+        code = _exit_code(api, exec_id)
         timed_out = code == 124 or (code == 137 and time.monotonic() - started >= timeout_s)
         return ExecResult(exit_code=code, output=collector.text(), timed_out=timed_out)
 
@@ -110,6 +109,18 @@ class DockerSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _exit_code(api: Any, exec_id: str, wait_s: float = 5) -> int:
+    """The exec's exit code; the engine may report it a moment after the output stream ends."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        info = api.exec_inspect(exec_id)
+        if not info.get("Running") and info.get("ExitCode") is not None:
+            return int(info["ExitCode"])
+        if time.monotonic() >= deadline:
+            return -1
+        time.sleep(0.05)
 
 
 def _read(api: Any, exec_id: str, collector: Collector) -> None:

@@ -7,7 +7,7 @@ SWE-bench instance records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from eval.tasks import local_sources as src
 
@@ -22,7 +22,6 @@ class RepoSpec:
     fail_to_pass: list[str]
     pass_to_pass: list[str]
     hints_text: str = ""
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 def _mod(doc: str, body: str) -> str:

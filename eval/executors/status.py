@@ -66,7 +66,9 @@ def job_status(job: dict[str, Any], ask_slurm: bool) -> JobStatus:
         return recorded
     if not infos:
         return recorded
-    states = {str(i): info.state for info in infos for i in info.task_ids}
+    # Slurm forgets finished array tasks after MinJobAge: keep their recorded states.
+    states = dict(job.get("task_states") or {})
+    states.update({str(i): info.state for info in infos for i in info.task_ids})
     nodes = sorted({n for info in infos for n in info.nodes})
     live = JobStatus(recorded.kind, job_id, infos[0].state, True, _count(states), nodes or recorded.nodes)
     if states:

@@ -120,13 +120,11 @@ def watch(run: RunDir, cohort: str, sub: Submission, poll_s: float, on_poll: OnP
     seen: dict[int, str] = {}
     while True:
         states, active = task_states(sub.job_id)
-        sub.task_states.update(states)
-        if states != seen:
-            seen = dict(states)
-            summary = "ACTIVE" if active else "ENDED"
-            upsert_job(
-                run.cohort_dir(cohort), sub.job_id, state=summary, task_states={str(k): v for k, v in seen.items()}
-            )
+        sub.task_states.update(states)  # accumulated: Slurm forgets finished tasks after MinJobAge
+        if sub.task_states != seen or not active:
+            seen = dict(sub.task_states)
+            tasks = {str(k): v for k, v in sorted(seen.items())}
+            upsert_job(run.cohort_dir(cohort), sub.job_id, state="ACTIVE" if active else "ENDED", task_states=tasks)
         if on_poll is not None:
             on_poll(sub)
         if not active:

@@ -81,7 +81,9 @@ def _env_for(spec: CohortFile, build: Build, cache: Path) -> tuple[Path, str | N
         env_dir = spec.resolve(build.env)
         if not (env_dir / "bin" / "python").exists():
             raise BuildError(f"build env {env_dir} has no bin/python")
-        return env_dir, None
+        # An environment made by `specqual stack unpack` records the wheel it was installed from.
+        unpacked = read_json(env_dir / "specqual-bundle.json") or {}
+        return env_dir, unpacked.get("wheel_sha256")
     if build.wheel:
         wheel = spec.resolve(build.wheel)
         if not wheel.is_file():

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The whole GPU qualification on an offline node, in one command: unpack the bundle made by make-bundle.sh,
+# install it with no network (`specqual stack unpack`), generate the tiny NemotronH there, start the four
+# cohorts of cohorts/pr55178-backport-h200.yaml at once, run the canary, and write the run directory to OUT_DIR
+# (run.tar.xz: every small file of the run; logs.tar.xz: server logs; node.log: this script's output).
+#
+#   scripts/gpu/qualify-on-node.sh .bundle "$OUT"              (on the node, from the checkout's root)
+#   scripts/gpu/qualify-on-node.sh .bundle /tmp/out --dry-run  (anywhere: stops before any server starts)
+#
+# Environment: PYTHON (the node's interpreter with torch, default python3), SPECQUAL_NODE_WORK (scratch,
+# default /tmp/specqual-node), RUN_ID (default h200-<UTC time>), QUALIFY_ARGS (more qualify_node.py options).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUNDLE=$(realpath "${1:?usage: qualify-on-node.sh BUNDLE_DIR OUT_DIR [--dry-run]}")
+OUT=$(realpath -m "${2:?usage: qualify-on-node.sh BUNDLE_DIR OUT_DIR [--dry-run]}")
+DRY=${3:-}
+PY=${PYTHON:-python3}
+WORK=${SPECQUAL_NODE_WORK:-/tmp/specqual-node}
+RUN_ID=${RUN_ID:-h200-$(date -u +%Y%m%d-%H%M%S)}
+export SPECQUAL_CACHE=$WORK/cache PYTHONUNBUFFERED=1
+mkdir -p "$WORK" "$OUT"
+exec > >(tee -a "$OUT/node.log") 2>&1
+t0=$(date +%s)
+step() { echo "=== [$(( $(date +%s) - t0 ))s] $*"; }
+
+collect() {
+  local run=$WORK/results/$RUN_ID
+  step "collect $run -> $OUT"
+  [ -d "$run" ] || return 0
+  tar -C "$WORK/results" --exclude='*/logs' -cJf "$OUT/run.tar.xz" "$RUN_ID"
+  (cd "$WORK/results" && find . -path '*/logs/*' -print0 | tar --null -T - -cJf "$OUT/logs.tar.xz")
+  ls -la "$OUT"
+}
+trap collect EXIT
+trap 'exit 143' TERM INT  # a time limit still collects what is there
+
+step "unpack $BUNDLE"
+rm -rf "$WORK/bundle" "$WORK/vllm-env" "$WORK/boot"
+mkdir -p "$WORK/bundle/wheels"
+cp -r "$BUNDLE/patches" "$BUNDLE/manifest.json" "$WORK/bundle/"
+for w in "$BUNDLE"/wheels/*; do
+  case $w in
+    *.xz) xz -dc "$w" >"$WORK/bundle/wheels/$(basename "${w%.xz}")" ;;
+    *) cp "$w" "$WORK/bundle/wheels/" ;;
+  esac
+done
+# specqual itself needs pydantic to run `stack unpack`: take it from the bundle's own wheels first.
+"$PY" -m pip install -q --no-index --no-deps --no-compile --target "$WORK/boot" \
+  "$WORK"/bundle/wheels/{pydantic,pydantic_core,annotated_types,typing_inspection}-*.whl
+PYTHONPATH="$WORK/boot:$PWD" "$PY" -m eval.cli stack unpack "$WORK/bundle" --target "$WORK/vllm-env"
+ENV_PY=$WORK/vllm-env/bin/python
+
+if [ "$DRY" != "--dry-run" ]; then
+  step "check the environment"
+  "$ENV_PY" -c 'import torch, vllm; print("vllm", vllm.__version__, "torch", torch.__version__, torch.cuda.get_device_name(0))'
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+fi
+
+step "qualify ($RUN_ID)"
+# shellcheck disable=SC2086  # QUALIFY_ARGS is a list of options
+"$ENV_PY" scripts/gpu/qualify_node.py --env "$WORK/vllm-env" --bundle "$WORK/bundle" \
+  --results "$WORK/results" --run-id "$RUN_ID" $DRY ${QUALIFY_ARGS:-}
+step "done"

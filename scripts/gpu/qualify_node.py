@@ -1,0 +1,215 @@
+"""The GPU qualification on one node, driven by `qualify-on-node.sh`: all cohorts' servers at once, then the canary.
+
+Why not `specqual run`: its canary starts at most two stacks at a time, and four cold vLLM starts with CUDA
+graphs (170-191 s each on an H200) one after another do not fit one 10-minute job. Here every cohort's stack
+starts concurrently through `eval.stacks.launch` (one context manager per cohort), every stack is probed at
+the same time through `eval.canary.run.probe_endpoint`, and `eval.canary.results.compare_and_summarize`
+compares and writes the usual records, so the run directory is the same as `specqual run` writes.
+
+Also measured and written to `<run>/timings.json`: cold start of each server, a warm restart (compile caches
+filled) unless `--no-warm` or the time budget is spent, probing wall time, probes per minute and speculative
+acceptance (from `/metrics` before and after the canary). `--dry-run` stops before any server starts.
+
+    python scripts/gpu/qualify_node.py --env /tmp/sq/vllm-env --results /tmp/sq/results --run-id h200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from eval.spec.load import LoadedSpec, load_spec  # noqa: E402
+from eval.store import atomic_write_json  # noqa: E402
+from eval.store.run import RunDir, now, open_run  # noqa: E402
+
+COHORT_FILE = REPO / "cohorts" / "pr55178-backport-h200.yaml"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--env", type=Path, help="environment made by `specqual stack unpack` (default: pip builds)")
+    p.add_argument("--results", type=Path, required=True, help="results root; the run goes to RESULTS/RUN_ID")
+    p.add_argument("--run-id", default=None)
+    p.add_argument("--cohort-file", type=Path, default=COHORT_FILE)
+    p.add_argument("--bundle", type=Path, help="bundle directory: its manifest is kept as <run>/bundle.json")
+    p.add_argument("--no-warm", action="store_true", help="skip the warm restart")
+    p.add_argument("--budget-s", type=float, default=480, help="no warm restart once this many seconds have passed")
+    p.add_argument("--dry-run", action="store_true", help="builds, model and cohort records only; start nothing")
+    p.add_argument("-c", "--config", action="append", default=[], help="more key.path=value overrides")
+    return p.parse_args(argv)
+
+
+def load(args: argparse.Namespace) -> LoadedSpec:
+    """The cohort file; with --env both builds use the unpacked environment instead of `pip: vllm==0.26.0`."""
+    overrides: list[str] = []
+    if args.env is not None:
+        spec = load_spec([str(args.cohort_file)]).spec
+        for name in spec.builds:
+            overrides += [f"builds.{name}.pip=null", f"builds.{name}.env={args.env.resolve()}"]
+    return load_spec([str(args.cohort_file), *overrides, *args.config])
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def timed(fn: Any, *a: Any) -> tuple[Any, float]:
+    t0 = time.monotonic()
+    out = fn(*a)
+    return out, round(time.monotonic() - t0, 1)
+
+
+def start_all(loaded: LoadedSpec, builds: dict[str, Any], model: Path, run_dir: Path) -> dict[str, Any]:
+    """Start every cohort's stack at once; {cohort: (stack, seconds to ready)}. One failure stops them all."""
+    from eval.stacks import launch
+
+    stacks = {c.name: launch(loaded.spec, c, model, run_dir, builds[c.factors["build"]]) for c in loaded.cohorts}
+    with ThreadPoolExecutor(len(stacks)) as pool:
+        futures = {name: pool.submit(timed, s.__enter__) for name, s in stacks.items()}
+    started: dict[str, Any] = {}
+    errors = []
+    for name, fut in futures.items():
+        try:
+            started[name] = (stacks[name], fut.result()[1])
+        except Exception as e:  # every stack's failure is reported, and the others are stopped
+            errors.append(f"{name}: {e}")
+    if errors:
+        stop_all({n: s for n, (s, _) in started.items()})
+        raise SystemExit("stack start failed:\n" + "\n".join(errors))
+    return started
+
+
+def stop_all(stacks: dict[str, Any]) -> None:
+    with ThreadPoolExecutor(max(len(stacks), 1)) as pool:
+        list(pool.map(lambda s: s.__exit__(None, None, None), stacks.values()))
+
+
+def probe_one(loaded: LoadedSpec, run: RunDir, name: str, stack: Any, model: Path, progress: Any) -> float:
+    from eval.canary.run import canary_config, make_book, probe_endpoint
+    from eval.stacks.metrics import MetricsRecorder
+
+    cfg = canary_config(loaded)
+    book = make_book(cfg, model, stack.base_url, loaded.spec.model.served_name)
+    recorder = MetricsRecorder(stack.metrics_urls, run.cohort_dir(name) / "metrics.jsonl")
+    t0 = time.monotonic()
+    with recorder.around("canary", every_s=30):
+        probe_endpoint(loaded, name, stack.base_url, run.cohort_dir(name), book, progress)
+    return round(time.monotonic() - t0, 1)
+
+
+def probe_all(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any], model: Path) -> dict[str, float]:
+    """Probe every stack at the same time (each server is its own batch); {cohort: probing seconds}."""
+    from rich.console import Console
+
+    from eval.canary.progress import CanaryProgress
+    from eval.canary.run import canary_config, total
+
+    with CanaryProgress(Console(stderr=True), list(stacks), total(canary_config(loaded))) as progress:
+        for name in stacks:
+            progress.status(name, "probing")
+        with ThreadPoolExecutor(len(stacks)) as pool:
+            futures = {n: pool.submit(probe_one, loaded, run, n, s, model, progress) for n, s in stacks.items()}
+        return {n: f.result() for n, f in futures.items()}
+
+
+def acceptance(metrics_path: Path) -> dict[str, Any]:
+    """Speculative acceptance over the canary: counter deltas between the `before` and `after` snapshots."""
+    snaps = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    before = next((s for s in snaps if s.get("phase") == "before"), None)
+    after = next((s for s in reversed(snaps) if s.get("phase") == "after"), None)
+    if before is None or after is None:
+        return {}
+
+    def delta(key: str) -> float | None:
+        a, b = after.get(key), before.get(key)
+        return None if a is None or b is None else a - b
+
+    drafts, draft_tokens, accepted = (
+        delta(k) for k in ("spec_decode_num_drafts", "spec_decode_num_draft_tokens", "spec_decode_num_accepted_tokens")
+    )
+    out: dict[str, Any] = {"drafts": drafts, "draft_tokens": draft_tokens, "accepted_tokens": accepted}
+    if draft_tokens:
+        out["acceptance_rate"] = round((accepted or 0) / draft_tokens, 4)
+    if drafts:
+        out["mean_acceptance_length"] = round(1 + (accepted or 0) / drafts, 3)
+    return out
+
+
+def prepare(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """Model (generated here), cohort records, both builds' overlays; returns (model, builds, timings)."""
+    from eval.pipeline import write_cohorts
+    from eval.stacks import ensure_build
+    from eval.stacks.models import model_dir
+    from eval.stacks.provenance import gpu_inventory
+
+    model, gen_s = timed(model_dir, loaded.spec)
+    log(f"model {model} ({gen_s} s)")
+    write_cohorts(loaded, run, str(model))
+    builds, build_s = timed(lambda: {n: ensure_build(loaded.spec, n) for n in loaded.spec.builds})
+    for name, b in builds.items():
+        log(f"build {name}: vllm {b.vllm_version} wheel {b.wheel_sha256} patched {b.patched_files}")
+    if args.bundle is not None and (args.bundle / "manifest.json").is_file():
+        manifest = json.loads((args.bundle / "manifest.json").read_text())
+        atomic_write_json(run.path / "bundle.json", {"schema_version": 1, **manifest})
+    timings = {"schema_version": 1, "model_generation_s": gen_s, "builds_s": build_s, "gpus": gpu_inventory()}
+    return model, builds, timings
+
+
+def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: float) -> dict[str, Any]:
+    from eval.canary.results import compare_and_summarize
+    from eval.canary.run import canary_config, total
+
+    model, builds, timings = prepare(args, loaded, run)
+    if args.dry_run:
+        return timings
+    log(f"starting {len(loaded.cohorts)} stacks at once")
+    started = start_all(loaded, builds, model, run.path)
+    timings["cold_start_s"] = {n: s for n, (_, s) in started.items()}
+    log(f"ready: {timings['cold_start_s']}")
+    stacks = {n: st for n, (st, _) in started.items()}
+    try:
+        walls, probe_s = timed(probe_all, loaded, run, stacks, model)
+    finally:
+        stop_all(stacks)
+    summaries = compare_and_summarize(loaded, run, walls)
+    probes = total(canary_config(loaded)) * len(stacks)
+    timings |= {"probe_wall_s": walls, "probing_s": probe_s, "probes": probes}
+    timings["probes_per_min"] = round(probes / probe_s * 60, 1) if probe_s else None
+    timings["acceptance"] = {n: acceptance(run.cohort_dir(n) / "metrics.jsonl") for n in stacks}
+    timings["verdicts"] = {n: {"verdict": s.verdict, "reason": s.reason} for n, s in summaries.items()}
+    for n, s in summaries.items():
+        log(f"{n}: {s.verdict}: {s.reason}")
+    if args.no_warm or time.monotonic() - t_start > args.budget_s:
+        log("warm restart skipped")
+        return timings
+    warm = start_all(loaded, builds, model, args.results / f"{run.path.name}-warm")
+    timings["warm_start_s"] = {n: s for n, (_, s) in warm.items()}
+    stop_all({n: st for n, (st, _) in warm.items()})
+    log(f"warm restart ready: {timings['warm_start_s']}")
+    return timings
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    t_start = time.monotonic()
+    loaded = load(args)
+    run = open_run(loaded, args.results, args.run_id)
+    log(f"run {run.path}: cohorts {', '.join(c.name for c in loaded.cohorts)}")
+    timings = qualify(args, loaded, run, t_start)
+    timings["total_s"] = round(time.monotonic() - t_start, 1)
+    atomic_write_json(run.path / "timings.json", timings)
+    run.mark(ended_at=now())
+    log(f"done in {timings['total_s']} s: {run.path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -4,7 +4,7 @@ agents' trajectories into a specqual run directory)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -21,6 +21,7 @@ def rollout(
     config: ConfigOpt = None,
     run_id: Annotated[str | None, typer.Option(help="resume or name a run")] = None,
     results: Annotated[Path, typer.Option(help="results root")] = Path("results"),
+    grade: Annotated[bool, typer.Option(help="grade each unit as it finishes (workloads.swebench.grader)")] = False,
 ) -> None:
     """Run one cohort's SWE-bench rollouts against an already running server; resumable (same --run-id).
 
@@ -47,12 +48,41 @@ def rollout(
         run.write_cohort(loaded, target, cmds)
     typer.echo(f"run directory: {run.path}", err=True)
     with RolloutProgress() as view:
-        summary = asyncio.run(run_rollouts(loaded, run, target, base_url, tasks, progress=view))
+        if grade:
+            summary, graded = grade_while_running(loaded, run, target, base_url, tasks, view)
+        else:
+            summary = asyncio.run(run_rollouts(loaded, run, target, base_url, tasks, progress=view))
+    if grade:
+        typer.echo(f"{summary.cohort}: graded {graded}")
     typer.echo(
         f"{summary.cohort}: {summary.total} units, {summary.skipped} already done, {summary.completed} completed, "
         f"{summary.infra_errors} infra errors, {summary.turns} turns in {summary.wall_s:.1f} s; "
         f"predictions: {summary.predictions}"
     )
+
+
+def grade_while_running(loaded: Any, run: Any, cohort: Any, base_url: str, tasks: list[Any], view: Any) -> Any:
+    """Rollouts with a grading queue fed as units finish; returns (summary, counts of grade statuses)."""
+    import asyncio
+    from collections import Counter
+
+    from eval.grading.factory import make_grader
+    from eval.grading.stream import GradeQueue
+    from eval.rollout.run import grade_when_done, run_rollouts
+
+    spec = loaded.spec.workloads.swebench.grader
+    grader = make_grader(spec, log_root=run.cohort_dir(cohort.name) / "harness")
+    with GradeQueue(grader, spec.kind, workers=spec.workers) as queue:
+        # units finished by an earlier, killed run may not be graded yet (already graded ones are skipped)
+        for repeat in range(loaded.spec.workloads.swebench.repeats):
+            for task in tasks:
+                if run.unit_done(cohort.name, task.instance_id, repeat):
+                    queue.submit(task, run.unit_dir(cohort.name, task.instance_id, repeat))
+        done = grade_when_done(queue.submit, tasks)
+        summary = asyncio.run(run_rollouts(loaded, run, cohort, base_url, tasks, progress=view, on_unit_done=done))
+        results = queue.close()
+    counts = Counter(r.status for r in results if r is not None)
+    return summary, ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing new"
 
 
 def import_(

@@ -81,6 +81,20 @@ def check_workload(loaded: LoadedSpec) -> SWEBenchWorkload:
     return workload
 
 
+def grade_when_done(submit: Callable[[Task, Path], Any], tasks: list[Task]) -> UnitDone:
+    """An `on_unit_done` that hands each finished unit to a grading queue (`eval.grading.stream.GradeQueue`)."""
+    from eval.store.atomic import read_json
+
+    by_id = {t.instance_id: t for t in tasks}
+
+    def done(unit_dir: Path) -> None:
+        verdict = read_json(unit_dir / "verdict.json")
+        if isinstance(verdict, dict) and verdict.get("instance_id") in by_id:
+            submit(by_id[verdict["instance_id"]], unit_dir)
+
+    return done
+
+
 async def _notify(callback: UnitDone | None, unit_dir: Path) -> None:
     if callback is not None:
         result = callback(unit_dir)

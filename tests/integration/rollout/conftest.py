@@ -1,0 +1,31 @@
+"""Fixtures of the rollout integration tests: the local task set and a cohort file's SWE-bench block over it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval.tasks import local_set
+
+
+@pytest.fixture(scope="session")
+def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("local-tasks")
+    local_set.generate(directory)
+    return directory
+
+
+def swebench_overrides(task_dir: Path, **agent: object) -> list[str]:
+    """`key.path=value` overrides that add a SWE-bench workload over the local set, bwrap, local grading."""
+    out = [
+        "workloads.swebench.dataset=specqual/local",
+        f"workloads.swebench.path={task_dir}",
+        "workloads.swebench.repeats=2",
+        "workloads.swebench.concurrency=4",
+        "workloads.swebench.sandbox.kind=bwrap",
+        "workloads.swebench.sandbox.memory_gb=4",
+        "workloads.swebench.grader.kind=local",
+        "workloads.swebench.grader.workers=2",
+    ]
+    return out + [f"workloads.swebench.agent.{key}={value}" for key, value in agent.items()]

@@ -98,6 +98,15 @@ def comparisons(result: Analysis, plots: dict[str, str]) -> list[Block]:
         blocks.append(tables.flip_table(result, name))
         ties = f"; {c.flips['ties']} instances with a tied majority left out" if c.flips["ties"] else ""
         blocks.append(Para(f"Exact McNemar p = {c.mcnemar_p:.3g}{ties}. Relative accuracy {c.relative:.3f}."))
+        margin = float(result.summaries[name].policy["non_inferiority_margin"])
+        if c.mdd > margin:
+            blocks.append(
+                Para(
+                    f"**Power note:** the minimum detectable difference ({100 * c.mdd:.1f} pts) is larger than the "
+                    f"margin ({100 * margin:.1f} pts): at this size a build with no real effect reaches PASS only "
+                    "part of the time (INCONCLUSIVE otherwise). More instances or repeats shrink it."
+                )
+            )
     if "flips.png" in plots.values():
         blocks.append(Image("plots/flips.png", "flip tables"))
     return blocks

@@ -49,6 +49,7 @@ done
   "$WORK"/bundle/wheels/{pydantic,pydantic_core,annotated_types,typing_inspection}-*.whl
 PYTHONPATH="$WORK/boot:$PWD" "$PY" -m eval.cli stack unpack "$WORK/bundle" --target "$WORK/vllm-env"
 ENV_PY=$WORK/vllm-env/bin/python
+"$ENV_PY" -c 'import pydantic, openai, fastapi, typer, rich, yaml, httpx, tokenizers; print("imports ok")'
 
 if [ "$DRY" != "--dry-run" ]; then
   step "check the environment"

@@ -21,18 +21,25 @@ from eval.protocols import GradeResult, Task
 
 LOG_FILES = ("report.json", "run_instance.log", "test_output.txt", "eval.sh", "patch.diff")
 _LOG_ROOT_LOCK = threading.Lock()
+_LOG_ROOT_SET: list[Path] = []  # the root this process pointed the harness at (at most one)
 
 
 def set_log_root(root: Path | None) -> Path:
-    """Point the harness's log directory (a module constant, `logs/run_evaluation` under the working
-    directory by default) at `root`, for this process; returns the directory in use."""
+    """Point the harness's log directory (a module constant, `logs/run_evaluation` under the working directory
+    by default) at `root`; returns the directory in use.
+
+    The first root asked for holds for the whole process: graders of several cohorts may run at once, and the
+    harness reads the constant while it works. Units never collide there (the run id is unique per unit and
+    patch), and each unit's logs are copied into its own directory anyway.
+    """
     from swebench.harness import run_evaluation
     from swebench.harness.modal_eval import run_evaluation_modal
 
     with _LOG_ROOT_LOCK:
-        if root is not None:
+        if root is not None and not _LOG_ROOT_SET:
             run_evaluation.RUN_EVALUATION_LOG_DIR = Path(root).resolve()
             run_evaluation_modal.RUN_EVALUATION_LOG_DIR = Path(root).resolve()
+            _LOG_ROOT_SET.append(Path(root).resolve())
         return Path(run_evaluation.RUN_EVALUATION_LOG_DIR)
 
 

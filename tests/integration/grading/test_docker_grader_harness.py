@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from swebench.harness import run_evaluation
 
-from eval.grading.docker import DockerGrader, harness_run_id
+from eval.grading.docker import DockerGrader, harness_run_id, set_log_root
 from tests.integration.grading.engine_double import BwrapEngine
 
 
@@ -44,8 +44,8 @@ def test_gold_patch_resolves_through_the_harness(tasks, grade, tmp_path: Path) -
     for name in ("report.json", "run_instance.log", "test_output.txt", "eval.sh"):
         assert (tmp_path / "gold" / name).is_file(), name
     run_id = harness_run_id(tmp_path / "gold", task.patch)
-    harness_dir = tmp_path / "harness" / run_id / "specqual" / task.instance_id
-    assert (harness_dir / "report.json").is_file()  # the harness's own log layout, under our log root
+    harness_dir = set_log_root(None) / run_id / "specqual" / task.instance_id
+    assert (harness_dir / "report.json").is_file()  # the harness's own log layout, under the process's log root
 
 
 def test_empty_patch_in_negative_test_mode_is_unresolved(tasks, grade) -> None:

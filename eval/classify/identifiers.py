@@ -33,7 +33,7 @@ _KEEP = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"
 _TO_SPACE = bytes(b if (b in _KEEP or b >= 0x80) else 0x20 for b in range(256))
 _LETTERS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _NOT_DIGITS = bytes(b for b in range(256) if not 0x30 <= b <= 0x39)
-_NOT_MARKED = bytes(b for b in range(256) if not (0x30 <= b <= 0x39 or b == 0x2F))
+_MARKED_TO_SPACE = bytes(0x20 if (0x30 <= b <= 0x39 or b == 0x2F) else b for b in range(256))
 
 
 def tokens(text: str) -> set[bytes]:
@@ -63,10 +63,13 @@ class IdentifierIndex:
 
     def add(self, toks: set[bytes]) -> None:
         new = toks - self.known
+        if not new:
+            return
         self.known |= new
-        for tok in new:
-            if not tok.translate(None, _NOT_MARKED):
-                continue  # no digit and no slash: cannot be the original of a decidable corruption
+        # Tokens with a digit or a slash (the possible originals), found in C: splitting every token at its
+        # digits and slashes leaves the others intact, so the tokens not found intact are the marked ones.
+        marked = new - set(b" ".join(new).translate(_MARKED_TO_SPACE).split())
+        for tok in marked:
             tok = tok.strip(b".-")
             if len(tok) >= MIN_LEN:
                 self.known.add(tok)

@@ -150,6 +150,11 @@ class Turn:
         """(field name, text) of the model-written free text: content and reasoning."""
         return [("content", self.content), ("reasoning_content", self.reasoning)]
 
+    @cached_property
+    def fields(self) -> list[tuple[str, str]]:
+        """Every model-written string: content, reasoning, tool names and raw arguments (built once per turn)."""
+        return self.all_fields()
+
     def all_fields(self) -> list[tuple[str, str]]:
         """Every model-written string: content, reasoning, tool names and raw arguments."""
         out = self.text_fields()

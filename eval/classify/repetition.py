@@ -57,7 +57,7 @@ class Region:
 def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
     spans = []
     truncated = turn.finish_reason == "length"
-    for name, text in turn.all_fields():
+    for name, text in turn.fields:
         if len(text) < MIN_FIELD:
             continue
         region = worst_region(text, truncated)
@@ -81,21 +81,20 @@ def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Regi
     # the others guarantees a hit in every region that crosses `min_reps`/`min_span` (see SPACING).
     anchors = [n, n - 16, n - 48, *range(ANCHOR + SPACING, n - 48, SPACING)]
     for a in anchors:
-        region = _region_at(text, a)
-        if region is not None and _degenerate(text, region, truncated, t):
+        if a <= ANCHOR:
+            continue
+        # The cheap test inline (most anchors have no earlier occurrence); the region only when one is found.
+        j = text.rfind(text[a - ANCHOR : a], max(0, a - ANCHOR - MAX_PERIOD), a - 1)
+        if j < 0:
+            continue
+        region = _region_at(text, a, a - ANCHOR - j)
+        if _degenerate(text, region, truncated, t):
             return Region(region.start + offset, region.end + offset, region.period)
     return None
 
 
-def _region_at(s: str, a: int) -> Region | None:
-    """The periodic region around anchor end `a`, with the anchor's nearest earlier occurrence as period."""
-    if a < ANCHOR + 1:
-        return None
-    anchor = s[a - ANCHOR : a]
-    j = s.rfind(anchor, max(0, a - ANCHOR - MAX_PERIOD), a - 1)
-    if j < 0:
-        return None
-    p = a - ANCHOR - j
+def _region_at(s: str, a: int, p: int) -> Region:
+    """The region of period `p` around anchor end `a` (the anchor recurs `p` characters earlier)."""
     back = _grow(lambda k: s[a - k : a] == s[a - k - p : a - p], a - p)
     fwd = _grow(lambda m: s[a : a + m] == s[a - p : a - p + m], len(s) - a)
     return Region(a - back - p, a + fwd, p)

@@ -26,7 +26,7 @@ _QUOTES = "\"'`"
 
 def detect_replacement_char(turn: Turn, ctx: Context) -> list[Span]:
     spans: list[Span] = []
-    for name, text in turn.all_fields():
+    for name, text in turn.fields:
         if text.isascii():
             if name.endswith(".arguments") and "\\u" in text:
                 spans.extend(_spans(_FFFD_ESCAPE, name, text, ctx, "escaped U+FFFD in JSON arguments"))
@@ -58,7 +58,7 @@ def _copied_window(text: str, start: int, end: int, ctx: Context) -> bool:
 
 def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
     spans: list[Span] = []
-    for name, text in turn.all_fields():
+    for name, text in turn.fields:
         if "<0x" in text:
             spans.extend(_byte_token_spans(name, text, ctx))
         if text.isascii():

@@ -81,7 +81,7 @@ def _in_code_or_quotes(text: str, start: int, end: int) -> bool:
 
 def _closes_plain_xml(text: str, tag: str) -> bool:
     """`</function>` that closes an ordinary `<function>` element (a template, HTML, XML docs)."""
-    if not tag.startswith("</"):
+    if not tag.startswith("</") or tag == "</tool_call>":
         return False
     name = tag[2:-1]
     return f"<{name}>" in text or f"<{name} " in text

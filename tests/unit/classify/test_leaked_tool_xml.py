@@ -45,7 +45,14 @@ def test_leaked_markup_is_found(fmt, msg):
 def test_the_whole_qwen_call_is_evidence():
     ev = classify(message(QWEN_LEAK))["evidence"]
     texts = [e["text"] for e in ev if e["label"] == "leaked_tool_xml"]
-    assert texts[:3] == ["<tool_call>", "<function=bash>", "<parameter=command>"]
+    assert texts == [
+        "<tool_call>",
+        "<function=bash>",
+        "<parameter=command>",
+        "</parameter>",
+        "</function>",
+        "</tool_call>",
+    ]
 
 
 PATCH = """diff --git a/vllm/tool_parsers/qwen3coder_tool_parser.py b/vllm/tool_parsers/qwen3coder_tool_parser.py

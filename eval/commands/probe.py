@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -57,7 +57,7 @@ def probe(
     typer.echo(f"probe records: {run.path}/<cohort>/probes/  summaries: {run.path}/<cohort>/canary.json")
 
 
-def _probe_url(loaded, run, model, cohort, base_url, console):  # type: ignore[no-untyped-def]
+def _probe_url(loaded: Any, run: Any, model: Path, cohort: str, base_url: str, console: Any) -> dict[str, Any]:
     from eval.canary.progress import CanaryProgress
     from eval.canary.results import compare_and_summarize
     from eval.canary.run import canary_config, make_book, probe_endpoint, total

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +10,8 @@ import pytest
 
 from analysis import columns
 from analysis.load import NotARunError, load_run
+from tests.fixtures.synth_results import make_run
+from tests.unit.analysis.conftest import scaled
 
 
 def test_units_grain_and_columns(small_run: Path) -> None:
@@ -48,9 +49,12 @@ def test_probes_and_metrics(small_run: Path) -> None:
     assert run.metrics["spec_decode_num_draft_tokens"].notna().sum() == 4  # two MTP cohorts x before/after
 
 
-def test_cohort_frame_has_provenance_and_says_when_it_is_missing(small_run: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "run"
-    shutil.copytree(small_run, copy)
+def tiny(path: Path) -> Path:
+    return make_run(path, instances=5, resolved_counts=scaled(5), seed=1)
+
+
+def test_cohort_frame_has_provenance_and_says_when_it_is_missing(tmp_path: Path) -> None:
+    copy = tiny(tmp_path / "run")
     (copy / "patched-off" / "stack.json").unlink()
     cohorts = load_run(copy).cohorts.set_index("cohort")
     assert cohorts.loc["unpatched-mtp5", "vllm_version"] == "0.32.0"
@@ -58,9 +62,8 @@ def test_cohort_frame_has_provenance_and_says_when_it_is_missing(small_run: Path
     assert pd.isna(cohorts.loc["patched-off", "vllm_version"])
 
 
-def test_torn_trajectory_line_is_skipped(small_run: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "run"
-    shutil.copytree(small_run, copy)
+def test_torn_trajectory_line_is_skipped(tmp_path: Path) -> None:
+    copy = tiny(tmp_path / "run")
     unit = next((copy / "patched-mtp5" / "units").glob("*/r0"))
     traj = unit / "trajectory.jsonl"
     good = len(traj.read_text().splitlines())

@@ -52,6 +52,13 @@ def test_summary_json_schema(small_report: Path) -> None:
     assert c["ci95"][0] < c["accuracy"] < c["ci95"][1]
     assert summary["cohorts"]["patched-off"]["infra_failures"] == 5
     assert sum(c["labels"].values()) == c["corrupted_trajectories"]
+    small = summary["cohorts"]["patched-mtp5"]  # 60 instances cannot show non-inferiority within 3 points
+    assert small["verdict"] == "INCONCLUSIVE" and "cannot tell yet" in small["reason"]
+
+
+def test_power_note_when_the_run_is_too_small_for_the_margin(small_report: Path) -> None:
+    md = (small_report / "report.md").read_text()
+    assert "**Power note:** the minimum detectable difference" in md
 
 
 def test_canary_only_run(canary_only_run: Path, tmp_path: Path) -> None:

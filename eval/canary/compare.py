@@ -97,6 +97,7 @@ class CohortSummary:
     verdict: str
     reason: str
     wall_s: float | None = None
+    server_error: str | None = None  # root cause found in the server logs when requests failed
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

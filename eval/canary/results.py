@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from eval.canary.compare import CohortSummary, apply_comparison, pick_reference, summarize
 from eval.canary.records import ProbeRecord, probe_id, read_records, write_record
 from eval.spec.errors import SpecError
@@ -54,6 +57,8 @@ def compare_and_summarize(loaded: LoadedSpec, run: RunDir, walls: dict[str, floa
         summary = summarize(cohort.name, list(records.values()), is_ref, expected)
         summary.wall_s = walls.get(cohort.name)
         summary.extra["control"] = cohort.control
+        if summary.infra_errors:
+            summary.server_error = server_error(run.cohort_dir(cohort.name))
         atomic_write_json(run.cohort_dir(cohort.name) / "canary.json", summary.to_json())
         summaries[cohort.name] = summary
     return summaries
@@ -73,3 +78,22 @@ def _compare_one(
     chosen = pick_reference(pid, control, reference, outputs)
     ref = outputs.get(chosen or "", {}).get(pid) if chosen else None
     apply_comparison(rec, ref, chosen)
+
+
+_ERROR_LINE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception)): (.+)$")
+_NOT_ROOT = ("EngineDeadError", "RuntimeError: Worker failed", "InternalServerError")
+
+
+def server_error(cohort_dir: Path) -> str | None:
+    """The first root-cause error line in the cohort's server logs (why its engine died), if any."""
+    logs = sorted((Path(cohort_dir) / "logs").glob("*.log"))
+    for log in logs:
+        try:
+            lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            m = _ERROR_LINE.search(line)
+            if m and not any(n in line for n in _NOT_ROOT) and "ulimit" not in line:
+                return f"{m.group(1)}: {m.group(2).strip()}"[:300]
+    return None

@@ -26,7 +26,7 @@ def histogram_cell(s: CohortSummary) -> str:
 
 
 def print_table(summaries: dict[str, CohortSummary], labels: dict[str, str], console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or Console(width=None if Console().is_terminal else 160)
     table = Table(title="canary: requests diverged from the reference / compared")
     for col in ("cohort", "label", "compared against", "diverged by mode", "first divergence", "verdict"):
         table.add_column(col)
@@ -36,4 +36,5 @@ def print_table(summaries: dict[str, CohortSummary], labels: dict[str, str], con
         table.add_row(name, labels.get(name, ""), against, mode_cell(s), histogram_cell(s), verdict)
     console.print(table)
     for name, s in summaries.items():
-        console.print(f"  {name}: {s.reason}", markup=False)
+        cause = f" - server log: {s.server_error}" if s.server_error else ""
+        console.print(f"  {name}: {s.reason}{cause}", markup=False, soft_wrap=True)

@@ -79,3 +79,18 @@ def test_reference_must_name_a_cohort(tmp_path: Path) -> None:
 def test_default_reference_is_the_first_cohort_without_control(tmp_path: Path) -> None:
     loaded = load_spec([str(DEMO), "workloads.canary.reference=null"])
     assert reference_cohort(loaded) == "fixed-off"
+
+
+def test_server_error_names_the_root_cause(tmp_path: Path) -> None:
+    from eval.canary.results import server_error
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "server.0.log").write_text(
+        "(APIServer pid=1) WARNING Found ulimit of 20000 and failed to automatically increase with error current\n"
+        "(Worker pid=2) ERROR [multiproc_executor.py:1063] IndexError: index 2 is out of bounds for dimension 0\n"
+        "(EngineCore pid=3) ERROR [core.py:1512] RuntimeError: Worker failed with error 'index 2 ...'\n"
+        "(APIServer pid=1) ERROR vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.\n"
+    )
+    assert server_error(tmp_path) == "IndexError: index 2 is out of bounds for dimension 0"
+    assert server_error(tmp_path / "none") is None

@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -214,13 +214,22 @@ def _probe_all(
             try:
                 progress.status(cohort.name, "probing")
                 use = book or make_book(canary_config(loaded), model, stack.base_url, loaded.spec.model.served_name)
-                probe_endpoint(loaded, cohort.name, stack.base_url, run.cohort_dir(cohort.name), use, progress)
+                with _metrics(stack, run.cohort_dir(cohort.name)):
+                    probe_endpoint(loaded, cohort.name, stack.base_url, run.cohort_dir(cohort.name), use, progress)
             finally:
                 cm.__exit__(None, None, None)
             walls[cohort.name] = round(time.monotonic() - t0, 1)
             progress.status(cohort.name, "probed")
     finally:
         starter.close()
+
+
+def _metrics(stack: Any, cohort_dir: Path) -> AbstractContextManager[Any]:
+    """/metrics snapshots before and after the probes (acceptance, prefix-cache hits) into metrics.jsonl."""
+    from eval.stacks.metrics import MetricsRecorder
+
+    urls = list(getattr(stack, "metrics_urls", []) or [])
+    return MetricsRecorder(urls, cohort_dir / "metrics.jsonl").around("canary") if urls else nullcontext()
 
 
 def _record_start_failure(

@@ -70,5 +70,7 @@ def gate(result: Analysis, fail_on: str | None) -> list[str]:
     """Cohorts whose verdict trips `--fail-on` (FAIL: any FAIL; INCONCLUSIVE: any FAIL or INCONCLUSIVE)."""
     if not fail_on:
         return []
+    if not result.summaries:
+        return ["(the run has no cohorts: nothing qualified)"]
     bad = FAIL_LEVELS[fail_on]
     return [name for name, v in result.verdicts().items() if v in bad]

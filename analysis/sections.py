@@ -24,11 +24,11 @@ def header(result: Analysis) -> list[Block]:
     return [
         Heading(1, f"Qualification report: {meta.get('name') or meta.get('run_id')}"),
         Para(
-            f"Run `{meta.get('run_id')}` · spec hash `{str(meta.get('spec_hash') or '')[:16]}` · started "
-            f"{meta.get('started_at')} · ended {meta.get('ended_at') or 'still running'} · workloads: "
-            f"{', '.join(what) or 'none recorded'}."
+            f"Run `{meta.get('run_id')}` · spec hash `{str(meta.get('spec_hash') or 'not recorded')[:16]}` · "
+            f"started {meta.get('started_at') or 'not recorded'} · ended {meta.get('ended_at') or 'still running'} · "
+            f"workloads: {', '.join(what) or 'none recorded'}."
         ),
-        Para("**Verdicts:** " + ", ".join(f"{n} {v}" for v, n in counts.items())),
+        Para("**Verdicts:** " + (", ".join(f"{n} {v}" for v, n in counts.items()) or "none (no cohorts)")),
     ]
 
 
@@ -50,8 +50,10 @@ def cohort_table(result: Analysis) -> list[Block]:
                 f"{stats.BOOTSTRAP_SEED}, percentile; Wilson on the instance count when every unit has one outcome."
             )
         )
-    if not result.has_units:
+    if not result.has_units and result.has_probes:
         blocks.append(Para("This run has no SWE-bench units: the verdicts rest on the canary probes."))
+    elif not result.has_units:
+        blocks.append(Para("This run has neither SWE-bench units nor canary probes yet: nothing to judge."))
     return blocks
 
 

@@ -62,7 +62,10 @@ def _corruption(s: CohortSummary, fails: list[str], notes: list[str]) -> None:
 
 def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], notes: list[str], missing: list[str]):
     if s.units is None:
-        notes.append("no SWE-bench units: the verdict rests on the canary")
+        if s.probes_total:
+            notes.append("no SWE-bench units: the verdict rests on the canary")
+        else:
+            missing.append("no SWE-bench units and no canary probes: nothing to judge")
         return
     if s.control is None:
         notes.append("no control: accuracy is not compared (own canary, corruption and infra checks only)")

@@ -81,3 +81,13 @@ def test_swebench_only_run(swebench_only_run: Path, tmp_path: Path) -> None:
     cohorts = json.loads(files.summary.read_text())["cohorts"]
     assert cohorts["unpatched-mtp5"]["probes"] is None
     assert cohorts["unpatched-mtp5"]["verdict"] == "FAIL"
+
+
+def test_an_empty_run_reports_and_never_passes_a_gate(tmp_path: Path) -> None:
+    from analysis.report import gate
+
+    (tmp_path / "run.json").write_text(json.dumps({"schema_version": 1, "run_id": "empty", "cohorts": []}))
+    result, files = write_report(tmp_path)
+    assert "none (no cohorts)" in files.markdown.read_text()
+    assert gate(result, "FAIL") and gate(result, "INCONCLUSIVE")
+    assert gate(result, None) == []

@@ -79,3 +79,9 @@ def test_canary_only_cohort_rests_on_the_canary() -> None:
 def test_all_probes_failing_on_infra_is_inconclusive() -> None:
     s = summary(units=None, classified=None, probes_compared=0, probes_infra=32)
     assert decide(s, None)[0] == "INCONCLUSIVE"
+
+
+def test_a_cohort_with_nothing_recorded_is_inconclusive() -> None:
+    s = summary(units=None, classified=None, probes_total=None, probes_compared=None, probes_diverged=None)
+    verdict, reason = decide(s, None)
+    assert verdict == "INCONCLUSIVE" and "nothing to judge" in reason

@@ -57,7 +57,7 @@ def test_plan_prints_the_sbatch_scripts() -> None:
     (cohort,) = json.loads(result.output)["cohorts"]
     stack, rollout = cohort["sbatch"]
     assert "#SBATCH --job-name=specqual-stack-stock-off" in stack and "--key server.0" in stack
-    assert "#SBATCH --array=0-2" in rollout and "#SBATCH --time=00:30:00" in rollout
+    assert "#SBATCH --array=0-2" in rollout and "#SBATCH --time=01:00:00" in rollout
     local = CliRunner().invoke(app, ["plan", str(REPO / "cohorts" / "slurm-cpu.yaml"), "-c", "executor.kind=local"])
     assert local.exit_code == 0 and "sbatch script" not in local.output
 

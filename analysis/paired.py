@@ -33,6 +33,7 @@ class PairedComparison:
     icc: float = float("nan")
     mdd: float = float("nan")
     sequential: sequential.Outcome | None = None
+    instances_union: int = 0  # instances graded in either cohort (the shared ones are `instances`)
 
     @property
     def relative(self) -> float:
@@ -68,7 +69,8 @@ def flip_table(control: stats.Clustered, cohort: stats.Clustered) -> dict[str, i
 def compare(units: pd.DataFrame, cohort: str, control: str, alpha: float, margin: float) -> PairedComparison | None:
     """The paired comparison, or None when the two cohorts share no graded instance."""
     a_all, b_all = clustered(units, cohort), clustered(units, control)
-    shared = sorted(set(np.array(a_all.instance_ids)[a_all.m > 0]) & set(np.array(b_all.instance_ids)[b_all.m > 0]))
+    ids_a, ids_b = set(np.array(a_all.instance_ids)[a_all.m > 0]), set(np.array(b_all.instance_ids)[b_all.m > 0])
+    shared = sorted(ids_a & ids_b)
     if not shared:
         return None
     a, b = clustered(units, cohort, shared), clustered(units, control, shared)
@@ -98,6 +100,7 @@ def compare(units: pd.DataFrame, cohort: str, control: str, alpha: float, margin
         icc=rho,
         mdd=stats.mdd(len(shared), repeats, b.rate, rho, alpha=alpha),
         sequential=sequential.monitor(d, design) if len(shared) >= 2 * design.batch else None,
+        instances_union=len(ids_a | ids_b),
     )
 
 

@@ -3,8 +3,9 @@
 The rule (written into every report):
 1. FAIL when the canary diverged (if `canary_must_be_clean`), or when the share of corrupted trajectories
    exceeds `corruption_ceiling`: evidence of damage fails a build whatever else is missing.
-2. INCONCLUSIVE when more than `max_infra_rate` of the units have no grade (infra failures, ungraded): the
-   accuracy test is not run on a sample the infrastructure chose. Infra failures never count as unresolved.
+2. INCONCLUSIVE when more than `max_infra_rate` of the units have no grade (infra failures, ungraded), or of
+   the instances are not graded in both the cohort and its control: the accuracy test is not run on a sample
+   the infrastructure chose. Infra failures never count as unresolved.
 3. With a control: let drop = accuracy(control) - accuracy(cohort) and [lo, hi] its two-sided (1 - 2 alpha)
    paired cluster-bootstrap interval (each bound is a one-sided alpha bound). FAIL when lo > margin (the drop is
    significantly larger than the margin); PASS when hi < margin (a drop as large as the margin is excluded);
@@ -72,6 +73,13 @@ def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], 
         return
     if cmp is None:
         missing.append(f"no graded instance shared with control {s.control}")
+        return
+    unshared = 1 - cmp.instances / cmp.instances_union if cmp.instances_union else 0.0
+    if unshared > float(s.policy["max_infra_rate"]):
+        missing.append(
+            f"only {cmp.instances} of {cmp.instances_union} instances were graded in both this cohort and "
+            f"{s.control} ({pct(unshared)} unpaired > max {pct(float(s.policy['max_infra_rate']))})"
+        )
         return
     margin = float(s.policy["non_inferiority_margin"])
     lo, hi = cmp.drop_ci

@@ -85,3 +85,10 @@ def test_a_cohort_with_nothing_recorded_is_inconclusive() -> None:
     s = summary(units=None, classified=None, probes_total=None, probes_compared=None, probes_diverged=None)
     verdict, reason = decide(s, None)
     assert verdict == "INCONCLUSIVE" and "nothing to judge" in reason
+
+
+def test_a_comparison_on_too_few_shared_instances_is_inconclusive() -> None:
+    cmp = replace(comparison(-0.02, 0.02), instances=400, instances_union=500)
+    verdict, reason = decide(summary(), cmp)
+    assert verdict == "INCONCLUSIVE" and "only 400 of 500 instances" in reason
+    assert decide(summary(), replace(cmp, instances_union=410))[0] == "PASS"

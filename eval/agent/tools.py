@@ -102,5 +102,6 @@ def format_observation(result: ExecResult, timeout_s: float, limit: int) -> str:
     output = result.output
     timed_out = f"[command timed out after {timeout_s:g} s]"
     status = timed_out if result.timed_out else f"[exit code {result.exit_code}]"
-    text = f"{output}\n{status}" if output else status
+    separator = "" if not output or output.endswith("\n") else "\n"
+    text = output + separator + status
     return truncate(text, limit)

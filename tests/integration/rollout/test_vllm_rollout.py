@@ -42,7 +42,8 @@ def check_cohort(cohort_dir: Path, base_url: str) -> int:
     for trajectory in cohort_dir.glob("units/*/r*/trajectory.jsonl"):
         for line in map(json.loads, trajectory.read_text().splitlines()):
             assert line["error"] is None and line["server"] == base_url
-            assert line["request_id"] and line["latency_s"] > 0 and line["finish_reason"] in ("tool_calls", "stop", "length")
+            assert line["request_id"] and line["latency_s"] > 0
+            assert line["finish_reason"] in ("tool_calls", "stop", "length")
             assert line["usage"]["completion_tokens"] == len(line["token_ids"]) > 0
             assert line["usage"]["prompt_tokens"] == len(line["prompt_token_ids"]) > 0
             for call in line["tool_calls"] or []:

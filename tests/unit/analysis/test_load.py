@@ -79,3 +79,15 @@ def test_not_a_run_directory(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(json.dumps([1, 2]))
     with pytest.raises(NotARunError):
         load_run(tmp_path)
+
+
+def test_a_grading_infra_error_is_infra_too(tmp_path: Path) -> None:
+    run_dir = tiny(tmp_path / "run")
+    unit = next((run_dir / "patched-mtp5" / "units").glob("*/r1"))
+    grade = json.loads((unit / "grade.json").read_text())
+    grade.update(status="infra_error", resolved=None, infra_reason="harness timeout")
+    (unit / "grade.json").write_text(json.dumps(grade))
+    units = load_run(run_dir).units
+    row = units[units["unit_dir"] == str(unit.relative_to(run_dir))].iloc[0]
+    assert row["rollout_status"] == "completed"
+    assert (row["outcome"], row["infra"], row["grade_infra_reason"]) == ("infra", True, "harness timeout")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,6 +22,10 @@ def _build_or_fail(spec: Any, name: str, cache: Path | None) -> Any:
         return ensure_build(spec, name, cache)
     except BuildError as e:
         fail(str(e))
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @spec_errors
@@ -50,6 +55,7 @@ def serve(
     build = _build_or_fail(loaded.spec, c.factors["build"], cache)
     model = model_dir(loaded.spec)
     stack = launch(loaded.spec, c, model, run_dir, build)
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the stack as cleanly as Ctrl-C
     try:
         with stack:
             for line in stack.command_lines():
@@ -96,6 +102,9 @@ def pack_cmd(
     gpu_arch: Annotated[str | None, typer.Option(help="slim the wheel to one GPU architecture, e.g. sm_90")] = None,
     have: Annotated[Path | None, typer.Option(help="`pip freeze` of the target node: pack only what it lacks")] = None,
     python_version: Annotated[str | None, typer.Option(help="target Python, e.g. 3.12")] = None,
+    requirements: Annotated[
+        Path | None, typer.Option(help="exact dependency pins to pack instead of resolving (installed --no-deps)")
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Write an offline bundle: the vLLM wheel, missing dependency wheels, patches and a manifest with hashes.
@@ -106,7 +115,13 @@ def pack_cmd(
 
     loaded = load(files, config)
     try:
-        manifest = pack(loaded.spec, build, out, gpu_arch=gpu_arch, have=have, python_version=python_version)
+        reqs = None
+        if requirements is not None:
+            lines = (ln.split("#")[0].strip() for ln in requirements.read_text(encoding="utf-8").splitlines())
+            reqs = [ln for ln in lines if ln]
+        manifest = pack(
+            loaded.spec, build, out, gpu_arch=gpu_arch, have=have, python_version=python_version, requirements=reqs
+        )
     except BundleError as e:
         fail(str(e))
     typer.echo(f"wrote {out}: {len(manifest['wheels'])} wheels, {len(manifest['patches'])} patches")

@@ -9,6 +9,7 @@ sees the node's own packages (`--system-site-packages`: torch and CUDA come from
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -226,7 +227,8 @@ def unpack(bundle: Path, target: Path, system_site_packages: bool = True) -> dic
         hashes = build_overlay(overlay, found.vllm_path, refs, shim)
     except BuildError as e:
         raise BundleError(str(e)) from e
-    info = {"vllm": f"{dist} {version}", "python": str(python), "overlay": str(overlay), "patched_files": hashes}
+    info: dict[str, Any] = {"vllm": f"{dist} {version}", "python": str(python), "overlay": str(overlay)}
+    info |= {"patched_files": hashes}
     info |= {"wheel_sha256": manifest.get("source_wheel_sha256"), "gpu_arch": manifest.get("gpu_arch")}
     atomic_write_json(target / "specqual-bundle.json", {"schema_version": SCHEMA_VERSION, **info})
     return info
@@ -246,6 +248,9 @@ def _see_parent_venv(target: Path) -> None:
 
 
 def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # The caller's PYTHONPATH (e.g. where specqual itself found pydantic) must not make pip skip a wheel
+    # as "already satisfied" in the environment being built.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise BundleError(f"{what} failed: {' '.join(cmd)}\n{(proc.stdout + proc.stderr).strip()[-2000:]}")

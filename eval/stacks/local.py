@@ -138,13 +138,16 @@ class LocalStack:
             shown["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(free_ports(1, self.host)[0])
         return shown
 
+    def _verify(self) -> dict[str, Any]:
+        """Prove the processes will import the build's code (see eval.stacks.verify); the probe's record."""
+        return dict(verify_launch(self.build, {**os.environ, **self._vllm_env()}).__dict__)
+
     def start(self) -> None:
         """Verify the build, then start the vLLM processes (the router starts once they are ready)."""
         if self.procs:
             return
-        env = {**os.environ, **self._vllm_env()}
         try:
-            self._probe = verify_launch(self.build, env).__dict__
+            self._probe = self._verify()
         except Exception as e:
             raise StackError(f"{self.cohort}: {e}") from e
         mapping = self._mapping()

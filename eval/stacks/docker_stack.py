@@ -1,0 +1,127 @@
+"""A stack of docker containers (`vllm/vllm-openai` style images), one per vLLM process, host networking.
+
+Same readiness, logs, provenance and stop semantics as the local stack (it reuses LocalStack); only the
+process is a container: GPUs through the SDK's device requests, the model directory mounted read-only at the
+same path, logs copied from the container into `<run>/<cohort>/logs/`. A P/D router runs as a local process.
+Verification runs the same probe inside the image: the patched files must hash to what the image recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from eval.stacks.commands import SERVER_MODULE, ProcessCommand
+from eval.stacks.local import LocalStack, StackError
+from eval.stacks.probe import _PROBE
+from eval.stacks.process import ManagedProcess, now_iso
+
+
+def _docker() -> Any:
+    try:
+        import docker
+    except ImportError as e:
+        raise StackError("docker stacks need the docker SDK: pip install docker") from e
+    return docker
+
+
+@dataclass
+class ContainerProcess(ManagedProcess):
+    image: str = ""
+    gpu_ids: tuple[int, ...] = ()
+    mounts: tuple[str, ...] = ()
+    container: Any = None
+
+    def start(self) -> None:
+        docker = _docker()
+        client = docker.from_env()
+        devices = []
+        if self.gpu_ids:
+            ids = [str(i) for i in self.gpu_ids]
+            devices = [docker.types.DeviceRequest(device_ids=ids, capabilities=[["gpu"]])]
+        volumes = {m: {"bind": m, "mode": "ro"} for m in self.mounts}
+        entry_len = 3 if self.argv[1:3] == ["-m", SERVER_MODULE] else 1
+        self.container = client.containers.run(
+            self.image,
+            command=self.argv[entry_len:],
+            entrypoint=["python3", "-m", SERVER_MODULE],
+            environment={k: v for k, v in self.env_shown.items() if k != "CUDA_VISIBLE_DEVICES"},
+            network_mode="host",
+            ipc_mode="host",
+            device_requests=devices,
+            volumes=volumes,
+            detach=True,
+            labels={"specqual.stack": self.env.get("SPECQUAL_STACK_ID", "")},
+        )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path.write_text(f"=== specqual {now_iso()}: docker {self.image} {self.shell()}\n")
+
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    def _sync_log(self) -> None:
+        if self.container is not None:
+            text = self.container.logs().decode("utf-8", "replace")
+            head = self.log_path.read_text().splitlines()[0] if self.log_path.exists() else ""
+            self.log_path.write_text(head + "\n" + text)
+
+    def exit_code(self) -> int | None:
+        if self.container is None:
+            return None
+        self.container.reload()
+        if self.container.status in ("exited", "dead"):
+            return int(self.container.attrs["State"]["ExitCode"])
+        return None
+
+    def log_tail(self, lines: int = 60) -> str:
+        self._sync_log()
+        return super().log_tail(lines)
+
+    def stop(self, term_timeout_s: float = 30.0) -> None:
+        if self.container is None:
+            return
+        self._sync_log()
+        self.container.stop(timeout=int(term_timeout_s))
+        self._sync_log()
+        self.container.remove(force=True)
+        self.container = None
+
+
+class DockerStack(LocalStack):
+    """See the module docstring. `model_dir` is mounted read-only at the same path in every container."""
+
+    def __init__(self, *args: Any, model_dir: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.model_dir = model_dir
+
+    def _verify(self) -> dict[str, Any]:
+        assert self.build.image is not None
+        client = _docker().from_env()
+        files = json.dumps(sorted(self.build.patched_files))
+        out = client.containers.run(self.build.image, ["python3", "-c", _PROBE, files], entrypoint="", remove=True)
+        found: dict[str, Any] = json.loads(out)
+        bad = [f for f, h in found["hashes"].items() if h != self.build.patched_files[f]]
+        if bad:
+            raise StackError(f"image {self.build.image}: patched files differ from the build: {bad}")
+        return found
+
+    def _process(self, cmd: ProcessCommand, mapping: dict[str, str], shown: dict[str, str]) -> ManagedProcess:
+        proc = super()._process(cmd, {**mapping, "python": "python3"}, shown)
+        if cmd.role == "router":
+            return proc
+        gpus = tuple(int(x) for x in shown.get("CUDA_VISIBLE_DEVICES", "").split(",") if x)
+        model = self.model_dir if self.model_dir.startswith("/") else ""
+        return ContainerProcess(
+            proc.role,
+            proc.index,
+            proc.argv,
+            proc.env,
+            proc.env_shown,
+            proc.log_path,
+            proc.port,
+            image=self.build.image or "",
+            gpu_ids=gpus,
+            mounts=(model,) if model else (),
+        )

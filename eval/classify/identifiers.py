@@ -5,9 +5,11 @@ Decidable only where the context makes it so. A written identifier counts as cor
 the conversation so far, while an identifier of the same length, one substitution away, is present, and the
 substitution is one a model does not make on purpose:
   - a digit became a letter or a letter a digit (`kimi-k3` -> `kimi-kw`, `django` -> `djang0`), or
-  - a letter changed inside a long file path (`django/db/models/query.py` -> `django/db/modals/query.py`).
-Digit-to-digit changes (`test_1` -> `test_2`), case changes, `-`/`_` swaps and new names that are not one
-substitution away from a given one are never flagged: those are how legitimate new identifiers look. Written
+  - a letter changed inside a directory of a long path (`django/db/models/query.py` -> `django/db/modals/...`).
+Never flagged, because that is how legitimate new identifiers look: digit-to-digit changes (`test_1` ->
+`test_2`), case changes, `-`/`_` swaps, a digit appended in place of a last letter (`bounds` -> `bound1`), a
+plural (`item1` -> `items`), a version wildcard (`4.2.1` -> `4.2.x`), a changed file name or extension
+(`_iomodule.h` -> `_iomodule.o`), and names not one substitution away from a given one. Written
 identifiers must contain a digit, `_`, `.`, `-` or `/` (plain words are never checked).
 
 Speed: tool results are the bulk of all text, so they are tokenized in C (`bytes.translate` + `split`) into a
@@ -89,6 +91,8 @@ class IdentifierIndex:
         digits = written.translate(None, _NOT_DIGITS)
         if len(digits) == 1:
             i = written.index(digits)
+            if _deliberate(written, i, digits.decode()):
+                return None
             for letter in _LETTERS:
                 original = written[:i] + bytes((letter,)) + written[i + 1 :]
                 if original in self.known:
@@ -100,12 +104,27 @@ def _corruption(original: bytes, written: bytes) -> bool:
     diffs = [i for i in range(len(original)) if original[i] != written[i]]
     if len(diffs) != 1:
         return False
-    a, b = chr(original[diffs[0]]), chr(written[diffs[0]])
+    i = diffs[0]
+    a, b = chr(original[i]), chr(written[i])
     if a.lower() == b.lower() or not (a.isalnum() and b.isalnum()) or not (a.isascii() and b.isascii()):
         return False
     if a.isdigit() != b.isdigit():
+        return not _deliberate(written, i, b)
+    # A letter change only inside a directory of a long path: a new file beside an old one is legitimate.
+    return a.isalpha() and len(original) >= MIN_PATH_LEN and 0 <= i < original.rfind(b"/")
+
+
+def _deliberate(written: bytes, i: int, new: str) -> bool:
+    """Digit/letter changes that are how new names are made: `bound1` beside `bounds`, `items` beside `item1`,
+    `4.2.x` beside `4.2.1`."""
+    if i == 0:
+        return True  # `13-item` -> `n3-item`: a quantity or a new word, not a copied identifier
+    dot = written.rfind(b".")
+    stem_end = dot if dot > 0 and written[dot + 1 :].isalpha() else len(written)
+    at_end = i == stem_end - 1
+    if at_end and (new.isdigit() or new == "s"):
         return True
-    return a.isalpha() and b"/" in original and len(original) >= MIN_PATH_LEN
+    return new in "xX" and i > 0 and written[i - 1 : i] == b"."
 
 
 def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:

@@ -17,16 +17,26 @@ def classify(
     tool_format: Annotated[
         ToolFormat | None, typer.Option("--tool-format", help="override the cohorts' tool-call parser")
     ] = None,
+    tokenizer: Annotated[
+        Path | None,
+        typer.Option(help="tokenizer.json or a tokenizer directory: decide byte pieces from the saved token ids"),
+    ] = None,
 ) -> None:
     """Re-derive labels.json for every unit of a run from its saved raw responses; grades are not touched.
 
     Example: specqual classify results/pr55178-qualification-20260301-120000
     """
     from eval.classify.rundir import classify_run
+    from eval.classify.tokenizer import TokenizerError, load_tokenizer
 
     if not (run_dir / "run.json").is_file() and not any(run_dir.glob("*/cohort.json")):
         fail(f"{run_dir}: not a run directory (no run.json or <cohort>/cohort.json)")
-    summary = classify_run(run_dir, tool_format=tool_format)
+    try:
+        tok = load_tokenizer(tokenizer) if tokenizer is not None else None
+    except TokenizerError as e:
+        fail(f"--tokenizer: {e}")
+        return
+    summary = classify_run(run_dir, tokenizer=tok, tool_format=tool_format)
     for cohort, (units, corrupted) in summary.per_cohort.items():
         typer.echo(f"{cohort}: {units} units, {corrupted} corrupted")
     if summary.unreadable_lines:

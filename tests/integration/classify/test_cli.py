@@ -139,3 +139,32 @@ def test_classify_messages_bad_input_is_one_line_exit_2(tmp_path: Path):
     assert proc.returncode == 2 and proc.stderr.startswith("error: --tools")
     proc = run("classify-messages", "in.jsonl", "o.jsonl", "--tool-format", "bogus", cwd=tmp_path)
     assert proc.returncode == 2
+
+
+def test_classify_decides_byte_pieces_from_token_ids_with_a_tokenizer(tmp_path: Path):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import decoders, models, pre_tokenizers
+
+    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    tok = tokenizers.Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.save(str(tmp_path / "tokenizer.json"))
+    maltese = "IlĠ-ĠĠunjuĠ"  # what the model really generated: the ids decode to it
+    run = tmp_path / "run"
+    (run / "c").mkdir(parents=True)
+    (run / "c" / "cohort.json").write_text(json.dumps({"schema_version": 1, "name": "c", "tool_call_parser": "hermes"}))
+    records = [turn(0, content=maltese, calls=[tool("submit", {})], token_ids=tok.encode(maltese).ids)]
+    unit = write_unit(run / "c", "i", 0, records)
+
+    assert run_cli := run_cmd("classify", str(run), cwd=tmp_path)
+    assert run_cli.returncode == 0, run_cli.stderr
+    assert json.loads((unit / "labels.json").read_text())["labels"]["byte_piece"] == 1  # from the text alone
+    proc = run_cmd("classify", str(run), "--tokenizer", str(tmp_path / "tokenizer.json"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((unit / "labels.json").read_text())["labels"]["byte_piece"] == 0
+    proc = run_cmd("classify", str(run), "--tokenizer", str(tmp_path / "nope"), cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --tokenizer")
+
+
+run_cmd = run

@@ -60,3 +60,18 @@ NEGATIVES = [
 @pytest.mark.parametrize("msg", NEGATIVES)
 def test_legitimate_identifiers_are_not_flagged(msg):
     assert "identifier_corruption" not in labels(msg)
+
+
+DELIBERATE = [
+    ("bounds = compute()", "bound1 = bounds[0]"),  # enumeration
+    ("item1 = first()", "for items in groups:"),  # plural
+    ("Django 4.2.1 is installed", "works on Django 4.2.x"),  # version wildcard
+    ("Modules/_io/_iomodule.h", "cc -c Modules/_io/_iomodule.c -o Modules/_io/_iomodule.o"),  # extension
+    ("tests/test_views_a.py", "touch tests/test_views_b.py"),  # a new file beside an old one
+]
+
+
+@pytest.mark.parametrize(("given", "written"), DELIBERATE)
+def test_deliberate_new_names_are_not_corruption(given, written):
+    msg = message("", calls=[bash(written)], prompt=[{"role": "tool", "content": given}])
+    assert "identifier_corruption" not in labels(msg)

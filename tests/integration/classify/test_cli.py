@@ -151,20 +151,19 @@ def test_classify_decides_byte_pieces_from_token_ids_with_a_tokenizer(tmp_path: 
     tok.decoder = decoders.ByteLevel()
     tok.save(str(tmp_path / "tokenizer.json"))
     maltese = "IlĠ-ĠĠunjuĠ"  # what the model really generated: the ids decode to it
-    run = tmp_path / "run"
-    (run / "c").mkdir(parents=True)
-    (run / "c" / "cohort.json").write_text(json.dumps({"schema_version": 1, "name": "c", "tool_call_parser": "hermes"}))
+    run_path = tmp_path / "run"
+    (run_path / "c").mkdir(parents=True)
+    (run_path / "c" / "cohort.json").write_text(
+        json.dumps({"schema_version": 1, "name": "c", "tool_call_parser": "hermes"})
+    )
     records = [turn(0, content=maltese, calls=[tool("submit", {})], token_ids=tok.encode(maltese).ids)]
-    unit = write_unit(run / "c", "i", 0, records)
+    unit = write_unit(run_path / "c", "i", 0, records)
 
-    assert run_cli := run_cmd("classify", str(run), cwd=tmp_path)
-    assert run_cli.returncode == 0, run_cli.stderr
+    proc = run("classify", str(run_path), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     assert json.loads((unit / "labels.json").read_text())["labels"]["byte_piece"] == 1  # from the text alone
-    proc = run_cmd("classify", str(run), "--tokenizer", str(tmp_path / "tokenizer.json"), cwd=tmp_path)
+    proc = run("classify", str(run_path), "--tokenizer", str(tmp_path / "tokenizer.json"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((unit / "labels.json").read_text())["labels"]["byte_piece"] == 0
-    proc = run_cmd("classify", str(run), "--tokenizer", str(tmp_path / "nope"), cwd=tmp_path)
+    proc = run("classify", str(run_path), "--tokenizer", str(tmp_path / "nope"), cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.startswith("error: --tokenizer")
-
-
-run_cmd = run

@@ -40,6 +40,6 @@ class CanaryProgress:
             self._progress.start_task(task)
             self._progress.update(task, state=state)
 
-    def advance(self, cohort: str) -> None:
+    def advance(self, cohort: str, steps: int = 1) -> None:
         if cohort in self._tasks:
-            self._progress.advance(self._tasks[cohort])
+            self._progress.advance(self._tasks[cohort], steps)

@@ -142,6 +142,9 @@ def run_canary(
     with CanaryProgress(
         console, [c.name for c in loaded.cohorts if cohorts is None or c.name in cohorts], total(cfg)
     ) as progress:
+        for name in {c.name for c in loaded.cohorts} - {c.name for c in order}:
+            progress.status(name, "on disk (resumed)")
+            progress.advance(name, total(cfg))
         _probe_all(loaded, run, order, factory, book, model, progress, walls)
     return compare_and_summarize(loaded, run, walls)
 

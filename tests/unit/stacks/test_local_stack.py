@@ -23,7 +23,7 @@ from eval.stacks.metrics import MetricsRecorder
 from eval.stacks.process import ManagedProcess, group_members, processes_with_env
 
 
-def _spec(tmp_path: Path, env: Path, cohort_yaml: Callable[..., Path], *overrides: str):  # type: ignore[no-untyped-def]
+def _spec(tmp_path: Path, env: Path, cohort_yaml: Callable[..., Path], *overrides: str):
     return load_spec([str(cohort_yaml(tmp_path, env)), *overrides]).spec
 
 

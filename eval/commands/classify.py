@@ -51,12 +51,16 @@ def classify_messages(
     tools: Annotated[
         Path | None, typer.Option("--tools", help="JSON list of OpenAI tool schemas (default: bash, submit)")
     ] = None,
+    tokenizer: Annotated[
+        Path | None, typer.Option(help="tokenizer.json or a tokenizer directory: decide byte pieces from token_ids")
+    ] = None,
 ) -> None:
     """Label standalone assistant messages (no run directory needed).
 
     Example: specqual classify-messages replies.jsonl labels.jsonl --tool-format qwen3_coder
     """
     from eval.classify.messages import classify_file, load_tools
+    from eval.classify.tokenizer import TokenizerError, load_tokenizer
 
     if not src.is_file():
         fail(f"{src}: no such file")
@@ -65,7 +69,12 @@ def classify_messages(
     except (OSError, ValueError) as e:
         fail(f"--tools: {e}")
         return
-    n = classify_file(src, dst, tool_format, specs)
+    try:
+        tok = load_tokenizer(tokenizer) if tokenizer is not None else None
+    except TokenizerError as e:
+        fail(f"--tokenizer: {e}")
+        return
+    n = classify_file(src, dst, tool_format, specs, tok)
     typer.echo(f"classified {n} messages -> {dst}")
 
 

@@ -74,3 +74,27 @@ def test_bad_tool_files_are_refused(tmp_path):
 )
 def test_tool_call_parser_names_map_to_formats(parser, fmt):
     assert normalize_format(parser) == fmt
+
+
+def test_tokenizer_files_load_and_decide_byte_pieces(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import decoders, models, pre_tokenizers
+
+    from eval.classify.tokenizer import TokenizerError, load_tokenizer
+
+    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    tok = tokenizers.Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.save(str(tmp_path / "tokenizer.json"))
+    loaded = load_tokenizer(tmp_path)  # a directory holding tokenizer.json
+    assert loaded.decode(tok.encode("héllo").ids) == "héllo"
+    with pytest.raises(TokenizerError):
+        load_tokenizer(tmp_path / "missing")
+    text = "ĊĠĠreturnĠx"  # generated as such: the ids decode to this very text
+    src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text(json.dumps(message(text, calls=[bash("ls")], token_ids=tok.encode(text).ids)) + "\n")
+    classify_file(src, dst, "auto", None, load_tokenizer(tmp_path / "tokenizer.json"))
+    assert json.loads(dst.read_text())["labels"] == []
+    classify_file(src, dst, "auto", None)
+    assert json.loads(dst.read_text())["labels"] == ["byte_piece"]

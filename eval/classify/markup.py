@@ -45,7 +45,7 @@ def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
             start, end = m.start(), m.end()
             if _copied(text, start, end, ctx):
                 continue
-            if not marker.strong and (_in_code_or_quotes(text, start, end) or _closes_plain_xml(text, m.group())):
+            if not marker.strong and not _weak_marker_counts(text, start, end, m.group()):
                 continue
             spans.append(span_at(name, text, start, end, marker.name))
             if len(spans) >= MAX_SPANS:
@@ -65,6 +65,16 @@ def _copied(text: str, start: int, end: int, ctx: Context) -> bool:
     if ctx.history.empty:
         return False
     return ctx.history.contains(_line(text, start, end))
+
+
+def _weak_marker_counts(text: str, start: int, end: int, tag: str) -> bool:
+    """A weak marker is call markup only where call markup stands: at the start of a line or right after another
+    tag, outside code and quotes, and not closing an ordinary XML element. Prose that mentions `</function>`
+    mid-sentence (a model reasoning about a parser) is not a leak."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip() and text[start - 1] != ">":
+        return False
+    return not _in_code_or_quotes(text, start, end) and not _closes_plain_xml(text, tag)
 
 
 def _in_code_or_quotes(text: str, start: int, end: int) -> bool:

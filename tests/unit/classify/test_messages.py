@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import bash, call, message
@@ -98,3 +99,19 @@ def test_tokenizer_files_load_and_decide_byte_pieces(tmp_path):
     assert json.loads(dst.read_text())["labels"] == []
     classify_file(src, dst, "auto", None)
     assert json.loads(dst.read_text())["labels"] == ["byte_piece"]
+
+
+CORPUS = Path(__file__).parent / "data" / "messages.jsonl"
+
+
+def _corpus() -> list[dict]:
+    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("msg", _corpus(), ids=lambda m: m["name"])
+def test_realistic_corpus(msg):
+    """Hand-written realistic replies (healthy agent traffic and the seed incident's phenomena), each with the
+    labels it must get (`expect`): the classifier ignores the extra keys."""
+    from eval.classify.messages import classify_message
+
+    assert classify_message(msg, Context.build("qwen3_coder"))["labels"] == msg["expect"]

@@ -30,14 +30,18 @@ def read_trajectory(path: Path) -> tuple[list[Any], int]:
     """The records of a trajectory.jsonl and the number of lines that are not JSON (a damaged artifact)."""
     records: list[Any] = []
     bad = 0
-    with path.open("r", encoding="utf-8", errors="surrogateescape") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                bad += 1
+    try:
+        with path.open("r", encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return [], 1  # unreadable: labelled as a trajectory without turns, and reported
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except (ValueError, RecursionError):
+            bad += 1
     return records, bad
 
 

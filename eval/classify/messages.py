@@ -56,6 +56,6 @@ def classify_file(
     """Classify every line of `src` into `dst` (written atomically); returns the number of messages."""
     text = src.read_text(encoding="utf-8", errors="surrogateescape")
     ctx = Context.build(tool_format, tools, tokenizer=tokenizer)
-    out = classify_lines(text.splitlines(), ctx)
+    out = classify_lines(text.split("\n"), ctx)  # not splitlines(): U+2028 may sit inside a JSON string
     atomic_write_text(dst, "".join(line + "\n" for line in out))
     return len(out)

@@ -32,7 +32,7 @@ def read_trajectory(path: Path) -> tuple[list[Any], int]:
     bad = 0
     try:
         with path.open("r", encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
+            lines = f.read().split("\n")  # not splitlines(): U+2028 may sit inside a JSON string
     except OSError:
         return [], 1  # unreadable: labelled as a trajectory without turns, and reported
     for line in lines:

@@ -115,3 +115,11 @@ def test_realistic_corpus(msg):
     from eval.classify.messages import classify_message
 
     assert classify_message(msg, Context.build("qwen3_coder"))["labels"] == msg["expect"]
+
+
+def test_line_separators_inside_json_strings_do_not_split_messages(tmp_path):
+    src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    msg = message("first\u2028second\x85third\u2029", calls=[bash("ls")])
+    src.write_text(json.dumps(msg, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert classify_file(src, dst, "auto", None) == 1
+    assert json.loads(dst.read_text(encoding="utf-8")) == {"labels": [], "evidence": []}

@@ -145,6 +145,7 @@ class Turn:
     token_ids: list[int] | None = None
     observation: str = ""  # what the agent sent back after this turn (context for the next one)
     feedback: str = ""
+    infra_error: str = ""  # the request failed (server died, timeout): nothing the model said, never labelled
 
     def text_fields(self) -> list[tuple[str, str]]:
         """(field name, text) of the model-written free text: content and reasoning."""
@@ -184,6 +185,7 @@ class Turn:
             token_ids=[t for t in ids if isinstance(t, int)] if isinstance(ids, list) else None,
             observation=as_text(raw.get("observation")),
             feedback=as_text(raw.get("feedback")),
+            infra_error=as_text(raw.get("error")),
         )
 
 

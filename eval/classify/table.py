@@ -82,7 +82,13 @@ def _capped(spans: list[Span]) -> list[Span]:
 
 
 def classify_turn(turn: Turn, ctx: Context, rules: tuple[Rule, ...] = DETECTORS) -> TurnLabels:
-    """Run every detector in table order; labels come out in that order, each with its evidence."""
+    """Run every detector in table order; labels come out in that order, each with its evidence.
+
+    A turn whose request failed for infrastructure reasons (`error` in trajectory.jsonl) gets no label: it is
+    not something the model said, and infra failures are reported in their own column, never as corruption.
+    """
+    if turn.infra_error:
+        return TurnLabels(turn.index, [], [])
     labels: list[str] = []
     evidence: list[Evidence] = []
     for rule in rules:

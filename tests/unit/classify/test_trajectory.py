@@ -118,3 +118,12 @@ def test_turn_numbers_come_from_the_records():
     records = [record(5, content="\ufffd"), record(6, calls=[call("submit", {})])]
     out = classify_trajectory(records, Context.build("auto")).to_json()
     assert out["first_corrupted_turn"] == 5
+
+
+def test_a_turn_that_failed_for_infrastructure_reasons_is_not_labelled():
+    records = [
+        record(0, content="", calls=[], reasoning="", error="HTTP 503 from http://127.0.0.1:8000"),
+        record(1, calls=[call("submit", {})]),
+    ]
+    out = classify_trajectory(records, Context.build("qwen3_coder")).to_json()
+    assert out["turns"] == [] and out["corrupted"] is False

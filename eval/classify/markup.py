@@ -54,14 +54,21 @@ def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
     return spans
 
 
+MIN_QUOTE = 24
+
+
 def _line(text: str, start: int, end: int) -> str:
+    """The line holding the match; a short one (a bare `<tool_call>`) with the next line, so that a parser's
+    source seen earlier does not excuse every later bare tag."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
+    if line_end >= 0 and line_end - line_start < MIN_QUOTE:
+        line_end = text.find("\n", line_end + 1)
     return text[line_start : len(text) if line_end < 0 else line_end].strip()
 
 
 def _copied(text: str, start: int, end: int, ctx: Context) -> bool:
-    """The whole line holding the match already appears in the conversation: the model is quoting it."""
+    """The line holding the match already appears in the conversation: the model is quoting it."""
     if ctx.history.empty:
         return False
     return ctx.history.contains(_line(text, start, end))

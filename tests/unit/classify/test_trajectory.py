@@ -127,3 +127,13 @@ def test_a_turn_that_failed_for_infrastructure_reasons_is_not_labelled():
     ]
     out = classify_trajectory(records, Context.build("qwen3_coder")).to_json()
     assert out["turns"] == [] and out["corrupted"] is False
+
+
+def test_a_parser_seen_earlier_does_not_excuse_a_later_leak():
+    parser_test = 'OUTPUT = """\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"""\n'
+    leak = "<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>"
+    records = [record(0, observation=parser_test), record(1, content=leak, calls=[]), record(2, calls=[])]
+    out = classify_trajectory(records, Context.build("qwen3_coder")).to_json()
+    assert out["labels"]["leaked_tool_xml"] == 1
+    texts = [e["text"] for e in out["turns"][0]["evidence"] if e["label"] == "leaked_tool_xml"]
+    assert "<tool_call>" in texts and "<function=bash>" in texts

@@ -35,6 +35,7 @@ _KEEP = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"
 _TO_SPACE = bytes(b if (b in _KEEP or b >= 0x80) else 0x20 for b in range(256))
 _LETTERS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _NOT_DIGITS = bytes(b for b in range(256) if not 0x30 <= b <= 0x39)
+_SEPARATORS_TO_SPACE = bytes(0x20 if (0x30 <= b <= 0x39 or b in b"_.-/") else b for b in range(256))
 _MARKED_TO_SPACE = bytes(0x20 if (0x30 <= b <= 0x39 or b == 0x2F) else b for b in range(256))
 
 
@@ -154,9 +155,11 @@ def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:
 
 def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex, history: History) -> list[Span]:
     spans = []
-    for tok in written - index.known:
-        if tok.isalpha():
-            continue  # plain words are never checked
+    unknown = written - index.known
+    if not unknown:
+        return spans
+    # Plain words are never checked; the others (a digit or one of `_.-/`) are found in C, as in `add`.
+    for tok in unknown - set(b" ".join(unknown).translate(_SEPARATORS_TO_SPACE).split()):
         tok = tok.strip(b".-")
         if len(tok) < MIN_LEN or tok in index.known:
             continue

@@ -154,7 +154,7 @@ def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:
 
 
 def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex, history: History) -> list[Span]:
-    spans = []
+    spans: list[Span] = []
     unknown = written - index.known
     if not unknown:
         return spans

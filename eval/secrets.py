@@ -10,8 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# A credential word standing as a whole part of the name: HF_TOKEN, --api-key, AWS_SECRET_ACCESS_KEY; not
+# max_num_batched_tokens or --enable-prompt-tokens-details.
 SECRET_NAME = re.compile(
-    r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE|AUTH|COOKIE", re.I
+    r"(?:^|[_\-])(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API[_\-]?KEY|ACCESS[_\-]?KEY|PRIVATE[_\-]?KEY|AUTH"
+    r"|AUTHORIZATION|COOKIE)(?:[_\-]|$)",
+    re.IGNORECASE,
 )
 REDACTED = "<redacted>"
 
@@ -29,10 +33,10 @@ def redact_argv(argv: list[str]) -> list[str]:
     out: list[str] = []
     hide_next = False
     for arg in argv:
-        if hide_next:
+        hidden, hide_next = hide_next and not arg.startswith("--"), False
+        if hidden:
             out.append(REDACTED)
-            hide_next = False
-        elif arg.startswith("--") and is_secret_name(arg):
+        elif arg.startswith("--") and is_secret_name(arg.partition("=")[0][2:]):
             name, eq, _ = arg.partition("=")
             out.append(f"{name}={REDACTED}" if eq else arg)
             hide_next = not eq

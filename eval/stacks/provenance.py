@@ -13,19 +13,20 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from eval.secrets import is_secret_name
+
 SCHEMA_VERSION = 1
-_SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_KEY|ACCESS_KEY|PRIVATE|AUTH|COOKIE", re.I)
 # Variables from the parent environment that can change what a server does (kept in `env`).
 _RELEVANT = re.compile(r"^(VLLM_|CUDA_|NCCL_|UCX_|NIXL_|OMP_|MKL_|TORCH|PYTORCH_|HF_|TRANSFORMERS_|PYTHON|LD_)")
 
 
 def safe_env(env: dict[str, str]) -> dict[str, str]:
     """The variables worth recording, without anything that looks like a credential."""
-    return {k: v for k, v in sorted(env.items()) if _RELEVANT.match(k) and not _SECRET.search(k)}
+    return {k: v for k, v in sorted(env.items()) if _RELEVANT.match(k) and not is_secret_name(k)}
 
 
 def strip_secrets(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in sorted(env.items()) if not _SECRET.search(k)}
+    return {k: v for k, v in sorted(env.items()) if not is_secret_name(k)}
 
 
 def gpu_inventory() -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from eval.cli import app
 from eval.pipeline import write_cohorts
-from eval.secrets import redact_argv
+from eval.secrets import is_secret_name, redact_argv
 from eval.spec import load_spec
 from eval.store.run import open_run
 
@@ -48,3 +48,13 @@ def test_plan_output_holds_no_secret(write_spec) -> None:
 def test_argv_forms() -> None:
     assert redact_argv(["--api-key", "x", "--port", "1"]) == ["--api-key", "<redacted>", "--port", "1"]
     assert redact_argv(["--hf-token=abc"]) == ["--hf-token=<redacted>"]
+    ordinary = ["--enable-prompt-tokens-details", "--gpu-memory-utilization", "0.2", "--max-num-batched-tokens", "8"]
+    assert redact_argv(ordinary) == ordinary
+    assert redact_argv(["--api-key", "--port", "1"]) == ["--api-key", "--port", "1"]
+
+
+def test_secret_names() -> None:
+    for name in ("HF_TOKEN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "api-key", "GITHUB_TOKEN", "db_password"):
+        assert is_secret_name(name), name
+    for name in ("max_num_batched_tokens", "enable_prompt_tokens_details", "max_tokens", "AUTHOR", "VLLM_USE_V1"):
+        assert not is_secret_name(name), name

@@ -7,7 +7,8 @@ Trajectories are generated here, deterministically (seeded): reasoning and short
 bash tool calls (one-liners and heredocs of real Python source), observations of realistic size (file views and
 listings cut from the standard library's source, pytest logs), `submit` at the end; 10% of trajectories turn
 corrupt at a random turn (U+FFFD, byte-level pieces, leaked tool-call XML, empty or reasoning-only replies,
-loops until max_tokens). Only the classification is timed (CPU time of this process), not the generation.
+loops until max_tokens). Only the classification is timed (CPU time of this process), not the generation. The
+CPU time of a reference loop (`sum(range(10**8))`) is reported too, so runs on loaded or slower machines compare.
 """
 
 from __future__ import annotations
@@ -117,7 +118,15 @@ class Generator:
         return records, bad_from < turns
 
 
+def reference_loop() -> float:
+    """CPU seconds of `sum(range(10**8))`: how fast this core is right now (shared machines vary with load)."""
+    t0 = time.process_time()
+    sum(range(10**8))
+    return time.process_time() - t0
+
+
 def run(trajectories: int, turns: int, seed: int) -> dict[str, Any]:
+    ref = reference_loop()
     gen = Generator(seed)
     cpu = chars = 0.0
     found = injected = false_alarms = 0
@@ -148,6 +157,8 @@ def run(trajectories: int, turns: int, seed: int) -> dict[str, Any]:
         "labels_on_clean_turns": clean_labels,
         "text_mb": round(chars / 1e6, 1),
         "total_wall_s_incl_generation": round(time.perf_counter() - wall0, 1),
+        "reference_loop_cpu_s": round(ref, 2),
+        "classify_in_reference_loops": round(cpu / ref, 1),
     }
 
 

@@ -163,8 +163,11 @@ def bench_openai(base_url: str, trajectories: int, turns: int) -> dict[str, Any]
     tools = tool_definitions(["bash", "submit"])
 
     async def main() -> int:
-        client = AsyncOpenAI(base_url=base_url + "/v1", api_key="none", max_retries=0)
-        client._client.limits = None  # type: ignore[attr-defined]
+        import httpx
+
+        limits = httpx.Limits(max_connections=trajectories, max_keepalive_connections=trajectories)
+        http = httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(600.0))
+        client = AsyncOpenAI(base_url=base_url + "/v1", api_key="none", max_retries=2, http_client=http)
 
         async def one() -> int:
             messages: list[Any] = [{"role": "system", "content": "x" * 500}, {"role": "user", "content": PROBLEM}]

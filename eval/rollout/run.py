@@ -47,16 +47,12 @@ class RolloutSummary:
 
 
 def default_sandbox_factory(spec: SandboxSpec) -> Callable[[Task], Sandbox]:
-    """The registered sandbox class for `sandbox.kind`, given the unit's task and the resource limits."""
-    from eval.registry import SANDBOXES, load
+    """The registered sandbox for `sandbox.kind` (eval.sandbox.factory), given the unit's task."""
+    from functools import partial
 
-    cls = load(SANDBOXES, spec.kind)
+    from eval.sandbox.factory import open_sandbox
 
-    def make(task: Task) -> Sandbox:
-        sandbox: Sandbox = cls(task, cpus=spec.cpus, memory_gb=spec.memory_gb)
-        return sandbox
-
-    return make
+    return partial(open_sandbox, spec)
 
 
 def check_workload(loaded: LoadedSpec) -> SWEBenchWorkload:

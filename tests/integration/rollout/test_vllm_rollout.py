@@ -27,8 +27,8 @@ AGENT = {
     "kind": "toolcall",
     "tool_choice": "required",
     "strict_tools": "true",
-    "max_turns": 3,
-    "max_tokens_per_reply": 96,
+    "max_turns": 2,
+    "max_tokens_per_reply": 64,
     "command_timeout_s": 20,
 }
 
@@ -55,7 +55,7 @@ def check_cohort(cohort_dir: Path, base_url: str) -> int:
 
 
 @pytest.mark.vllm
-@pytest.mark.timeout(1800)
+@pytest.mark.timeout(2400)
 def test_tool_call_agent_on_vllm_cpu_smollm2_spec_off_and_ngram(task_dir, tmp_path):
     overrides = swebench_overrides(task_dir, **AGENT)
     loaded = load_spec([str(COHORT), *overrides])

@@ -4,7 +4,8 @@ token ids are there. Real tokenizers (the `tokenizers` library) with tiny vocabu
 from __future__ import annotations
 
 import pytest
-from conftest import bash, classify, labels, message
+
+from tests.unit.classify.helpers import bash, classify, labels, message
 
 POSITIVES = [
     # Code rendered token by token without the byte-level decoder.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import bash, classify, labels, message
+
+from tests.unit.classify.helpers import bash, classify, labels, message
 
 LS = "django/db/models/query.py\ndjango/db/models/sql/compiler.py\ntests/queries/test_qs_combinators.py\n"
 

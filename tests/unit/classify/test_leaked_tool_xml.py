@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import bash, call, classify, labels, message
+
+from tests.unit.classify.helpers import bash, call, classify, labels, message
 
 QWEN_LEAK = (
     "I'll look at the failing test first.\n\n<tool_call>\n<function=bash>\n<parameter=command>\n"

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import bash, call, message
 
 from eval.classify import Context
 from eval.classify.formats import normalize_format
 from eval.classify.messages import classify_file, classify_lines, load_tools
+from tests.unit.classify.helpers import bash, call, message
 
 
 def test_one_output_line_per_message_in_order(tmp_path):

@@ -7,7 +7,8 @@ import json
 import textwrap
 
 import pytest
-from conftest import bash, call, classify, labels, message
+
+from tests.unit.classify.helpers import bash, call, classify, labels, message
 
 LOOPS = [
     # A phrase until max_tokens.

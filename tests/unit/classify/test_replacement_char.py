@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import bash, classify, labels, message
+
+from tests.unit.classify.helpers import bash, classify, labels, message
 
 POSITIVES = [
     message("The bug is in `parse_d\ufffdte`: it drops the timezone.", calls=[bash("ls")]),

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import random
 
-from conftest import bash, call, message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eval.classify import Context, Turn, classify_trajectory
 from eval.classify.messages import classify_lines, classify_message
+from tests.unit.classify.helpers import bash, call, message
 
 # Every code point, lone surrogates included, plus the characters the detectors look for.
 ANY_CHAR = st.characters(codec=None, blacklist_categories=())

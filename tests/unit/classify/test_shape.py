@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import bash, classify, labels, message
+from tests.unit.classify.helpers import bash, classify, labels, message
 
 
 def test_empty_response():

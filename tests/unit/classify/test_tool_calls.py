@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import bash, call, classify, labels, message
 
 from eval.classify import ToolSpec
+from tests.unit.classify.helpers import bash, call, classify, labels, message
 
 EDITOR = ToolSpec("str_replace_editor", required=("command", "path"), properties=("command", "path", "old_str"))
 TOOLS = [ToolSpec("bash", ("command",), ("command",)), ToolSpec("submit"), EDITOR]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import bash, call
-
 from eval.classify import CLASSIFIER_VERSION, DETECTORS, LABELS, SEVERITY, Context, classify_trajectory
+from tests.unit.classify.helpers import bash, call
 
 
 def record(turn: int, content: str = "", calls=None, observation: str = "", finish: str = "tool_calls", **kw):

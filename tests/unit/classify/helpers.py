@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from eval.classify import Context, ToolSpec
 from eval.classify.messages import classify_message
 
@@ -47,8 +45,3 @@ def classify(
 
 def labels(msg: dict[str, Any], fmt: str = "qwen3_coder", **kw: Any) -> list[str]:
     return classify(msg, fmt, **kw)["labels"]
-
-
-@pytest.fixture
-def submit_call() -> dict[str, Any]:
-    return call("submit", {})

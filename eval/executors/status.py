@@ -103,7 +103,7 @@ def run_status(run_dir: Path, ask_slurm: bool | None = None) -> list[CohortStatu
         raise FileNotFoundError(f"{run_dir}: no readable run.json (not a specqual run directory)")
     names = list(meta.get("cohorts") or [])
     if ask_slurm is None:
-        ask_slurm = any((run_dir / n / "slurm.json").is_file() for n in names) and cluster.cluster_answers()
+        ask_slurm = any((run_dir / n / "slurm.json").is_file() for n in names) and cluster.cluster_answers(timeout_s=30)
     out = []
     for name in names:
         cdir = run_dir / name

@@ -85,7 +85,9 @@ def test_slurm_stack_and_array_equal_the_local_executor(tmp_path: Path, job_env:
         summary = run_array(loaded, slurm_run, cohort, stack.base_url, on_poll=cancel_task_1_mid_run)
         local = asyncio.run(run_rollouts(loaded, local_run, cohort, stack.base_url, tasks))
         status = run_status(slurm_run.path)[0]
-        assert status.stack == "running" and status.done + status.failed == len(tasks)
+        # "running", or "running (recorded)" when scontrol is too slow to answer on a loaded machine
+        assert status.stack.startswith("running") and status.done + status.failed == len(tasks)
+        assert {j.job_id for j in status.jobs} == {stack.job_id, *summary.job_ids}
 
     assert summary.done == summary.units == len(tasks) and local.total == len(tasks)
     if cancelled:  # (a shard that finished both units between two polls cannot be cancelled mid-run)

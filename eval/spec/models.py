@@ -362,7 +362,6 @@ def _default_topologies() -> dict[str, SingleTopology | PDTopology]:
     return {"single": SingleTopology()}
 
 
-
 class CohortFile(Strict):
     schema_version: Literal[1] = 1
     name: Name

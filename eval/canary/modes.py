@@ -6,7 +6,8 @@
 - `prefix_hit_concurrent`: the same while another, streaming request is decoding (both are compared).
 - `fresh`: a never-seen prompt of the same length (control: no prefix hit).
 - `tool_aba`: one tool-call chat before (A1), during (B) and after (A2) a burst of agent-like chats that share
-  its prefix: state or prefix-cache poisoning that outlives a request shows up in B or A2.
+  its prefix: state or prefix-cache poisoning that outlives a request shows up in B or A2. The chat is padded to
+  one token past a block boundary, so B and A2 are also prefix hits with a one-token tail.
 On P/D stacks the transferred state plays the role of the prefix hit; the requests are the same.
 """
 
@@ -125,9 +126,24 @@ def agent_chat(book: PromptBook, key: str, turns: int) -> list[dict[str, Any]]:
     return msgs
 
 
+async def sized_chat(ctx: ProbeContext, index: int) -> list[dict[str, Any]]:
+    """The A chat, its last tool output padded so that its prompt is one token past a block boundary.
+
+    A sizing request reads the rendered prompt length; the padding (" a" words, usually one token each) makes
+    a later identical request hit the cache for every block but leave one prompt token: B and A2 then also
+    carry the PR 55178 trigger, in tool-call form. Best effort: the record's `extra.tail_tokens` says what the
+    server actually left uncached.
+    """
+    chat = agent_chat(ctx.book, f"tool-{index}", 2)
+    sizing = await ctx.client.chat(chat, TOOLS, ctx.tool_choice, 1)
+    if sizing.error is None and sizing.prompt_tokens:
+        chat[-1]["content"] += " a" * ((1 - sizing.prompt_tokens) % ctx.cfg.block_size)
+    return chat
+
+
 async def tool_aba(ctx: ProbeContext, index: int) -> list[ProbeRecord]:
     cfg, book = ctx.cfg, ctx.book
-    chat = agent_chat(book, f"tool-{index}", 2)
+    chat = await sized_chat(ctx, index)
 
     async def ask() -> Reply:
         return await ctx.client.chat(chat, TOOLS, ctx.tool_choice, cfg.max_tokens)
@@ -146,6 +162,8 @@ async def tool_aba(ctx: ProbeContext, index: int) -> list[ProbeRecord]:
     for r in recs:
         r.extra["burst_requests"] = len(burst)
         r.extra["burst_errors"] = errors
+        if r.prompt_tokens is not None and r.cached_tokens is not None:
+            r.extra["tail_tokens"] = r.prompt_tokens - r.cached_tokens
     return recs
 
 

@@ -54,6 +54,7 @@ def test_fix_reverted_diverges_on_prefix_hits_only(run_dir: Path) -> None:
     assert hit["diverged"] == hit["compared"] == 2
     assert s["by_mode"]["fresh"]["diverged"] == 0
     assert s["by_mode"]["prefix_hit_concurrent"]["diverged"] >= 2  # the padded targets (the other request may not)
+    assert s["by_mode"]["tool_aba"]["diverged"] >= 1  # A2: the padded chat leaves a one-token tail
     target = read_json(run_dir / "fixed-reverted-mtp5" / "probes" / "prefix_hit-000-target.json")
     assert target["cached_tokens"] == 128 and target["first_divergence"] is not None
 

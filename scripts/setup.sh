@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null || PY=python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/pip install -q -e '.[dev,swebench]'
+.venv/bin/pip install -q -e '.[dev,swebench,models]'
+# gguf reads the SmolLM2 GGUF file; with its dependencies it would replace numpy, so install it alone.
+.venv/bin/pip install -q --no-deps gguf
 echo "specqual installed in .venv: $(.venv/bin/specqual --help >/dev/null && echo ok)"

@@ -17,7 +17,7 @@ from eval.executors.slurm.rollouts import Submission, run_array
 from eval.executors.status import run_status
 from eval.spec.load import load_spec
 from eval.store.atomic import read_json
-from eval.store.run import RunDir, open_run
+from eval.store.run import RunDir, open_run, safe_name
 
 pytestmark = [pytest.mark.slurm, pytest.mark.vllm]
 REPO = Path(__file__).resolve().parents[3]
@@ -50,8 +50,19 @@ def unit_records(run: RunDir) -> dict[str, dict[str, Any]]:
     return out
 
 
+def grade(run: RunDir, workload: Any, tasks: list[Any]) -> None:
+    """Grade every unit with the workload's grader (the local grader: the harness's rules, in bwrap)."""
+    from eval.grading.factory import make_grader
+    from eval.grading.stream import GradeQueue
+
+    by_dir = {safe_name(t.instance_id): t for t in tasks}
+    grader = make_grader(workload.grader, log_root=run.path / "harness-logs")
+    with GradeQueue(grader, workload.grader.kind, workers=1) as queue:
+        futures = [queue.submit(by_dir[u.parent.name], u) for u in (run.cohort_dir(COHORT) / "units").glob("*/r*")]
+    assert all(f.result() is not None for f in futures)
+
+
 def test_slurm_stack_and_array_equal_the_local_executor(tmp_path: Path, job_env: None, local_tasks: Path) -> None:
-    from eval.grading.rerun import grade_run
     from eval.pipeline import model_path, write_cohorts
     from eval.rollout.run import run_rollouts
     from eval.stacks import ensure_build
@@ -98,7 +109,7 @@ def test_slurm_stack_and_array_equal_the_local_executor(tmp_path: Path, job_env:
     assert prov["slurm"]["job_id"] == stack.job_id and prov["slurm"]["nodes"] and prov["stopped_at"]
     assert prov["vllm_version"] == "0.32.0"
     for run in (slurm_run, local_run):
-        grade_run(run.path)
+        grade(run, loaded.spec.workloads.swebench, tasks)
     slurm_units, local_units = unit_records(slurm_run), unit_records(local_run)
     assert len(slurm_units) == len(tasks) and all(u["grade"] for u in slurm_units.values())
     assert sum(len(u["trajectory"]) for u in slurm_units.values()) > 0  # the model was really asked

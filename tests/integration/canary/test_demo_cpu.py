@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from eval.cli import app
 from eval.store import read_json
 
-pytestmark = [pytest.mark.vllm, pytest.mark.timeout(3600)]
+pytestmark = pytest.mark.vllm
 
 DEMO = str(Path(__file__).resolve().parents[3] / "cohorts" / "demo-cpu.yaml")
 SMALL = ["-c", "workloads.canary.probes_per_mode=2", "-c", "workloads.canary.tool_burst=2"]

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import stats
-from analysis.load import RunData
+from analysis.load import RunData, read_json
 from analysis.paired import clustered
 
 DEFAULT_POLICY = {
@@ -48,6 +48,7 @@ class CohortSummary:
     probes_infra: int | None = None
     first_divergences: list[int] = field(default_factory=list)
     probe_reference: str | None = None
+    server_error: str | None = None  # the engine's own error when canary requests went unanswered (canary.json)
     acceptance: float | None = None
     verdict: str | None = None
     reason: str | None = None
@@ -81,6 +82,9 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
         )
         _add_units(s, run.units)
         _add_probes(s, run.probes)
+        if s.probes_total and s.probes_infra:
+            canary = read_json(run.path / name / "canary.json")
+            s.server_error = canary.get("server_error") if canary else None
         s.acceptance = acceptance(run.metrics, name)
         out[name] = s
     return out

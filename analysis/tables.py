@@ -48,6 +48,8 @@ def _factor_cells(s: CohortSummary, factors: list[tuple[str, str]]) -> list[str]
 def _canary_cell(s: CohortSummary) -> str:
     if s.probes_total is None:
         return "—"
+    if s.probes_infra and s.probes_infra == s.probes_total:
+        return f"server failed ({s.probes_infra} / {s.probes_total} unanswered)"
     if not s.probes_compared:
         return f"reference ({s.probes_total} run)"
     return ratio(s.probes_diverged, s.probes_compared)
@@ -148,7 +150,7 @@ def canary_table(result: Analysis) -> Table | None:
         hist = ", ".join(f"token {k}: {v}" for k, v in sorted(first.items())) or "—"
         div = int(compared["diverged"].astype(bool).sum())
         infra = int(g["infra_error"].notna().sum())
-        shown = ratio(div, len(compared)) if len(compared) else "reference"
+        shown = ratio(div, len(compared)) if len(compared) else ("failed" if infra == len(g) else "reference")
         rows.append([result.summaries[str(cohort)].label, str(mode), f"{len(g)}", shown,
                      f"{infra}", hist])  # fmt: skip
     return Table(["Cohort", "Mode", "Probes", "Diverged / compared", "Infra", "First divergence"], rows, {2, 3, 4})

@@ -34,6 +34,10 @@ def _canary(s: CohortSummary, fails: list[str], notes: list[str], missing: list[
     if s.probes_total is None:
         return
     ref = f" vs {s.probe_reference}" if s.probe_reference else ""
+    if s.server_error and s.probes_infra:
+        # The engine under test died on valid requests: a finding about the build, not an infrastructure hiccup.
+        fails.append(f"canary: the server failed {s.probes_infra}/{s.probes_total} requests: {s.server_error}")
+        return
     if s.probes_compared == 0:
         if s.probes_total and s.probes_infra == s.probes_total:
             missing.append(f"canary: all {s.probes_total} probes failed on infrastructure")

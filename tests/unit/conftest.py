@@ -1,4 +1,4 @@
-"""A minimal valid cohort file, as a dict, that malformed-file tests mutate one thing at a time."""
+"""Shared unit-test fixtures: a minimal valid cohort file, as a dict, that tests mutate one thing at a time."""
 
 from __future__ import annotations
 

@@ -113,6 +113,17 @@ def run_cohort_rollouts(
     if not todo:
         console.print(f"{cohort.name}: every unit is done")
         return
+    if loaded.spec.executor.kind == "slurm":
+        # Units run as a Slurm job array (each array task writes its units); grading follows in grade_leftovers.
+        from eval.executors.slurm import run_rollouts_slurm
+
+        with _stack(loaded, run, cohort, model) as stack:
+            array = run_rollouts_slurm(loaded, run, cohort, stack.base_url)
+        console.print(
+            f"{cohort.name}: {array.done}/{array.units} units done, {array.unfinished} unfinished "
+            f"(Slurm jobs {', '.join(array.job_ids)})"
+        )
+        return
     by_id = {t.instance_id: t for t in tasks}
     grader = make_grader(workload.grader, log_root=run.cohort_dir(cohort.name) / "grading")
     with _stack(loaded, run, cohort, model) as stack, GradeQueue(grader, workload.grader.kind) as grades:

@@ -49,7 +49,9 @@ def redact_tree(obj: Any) -> Any:
     """A copy of a JSON-like tree with the values of secret-looking keys redacted."""
     if isinstance(obj, dict):
         return {
-            k: (REDACTED if is_secret_name(str(k)) and isinstance(v, str | int | float) else redact_tree(v))
+            # Only string values: a credential is text, while flags such as `return_token_ids: true` must stay
+            # as they are for the record to validate again.
+            k: (REDACTED if is_secret_name(str(k)) and isinstance(v, str) else redact_tree(v))
             for k, v in obj.items()
         }
     if isinstance(obj, list):

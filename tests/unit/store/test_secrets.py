@@ -58,3 +58,10 @@ def test_secret_names() -> None:
         assert is_secret_name(name), name
     for name in ("max_num_batched_tokens", "enable_prompt_tokens_details", "max_tokens", "AUTHOR", "VLLM_USE_V1"):
         assert not is_secret_name(name), name
+
+
+def test_flags_named_like_tokens_keep_their_values(write_spec, tmp_path: Path) -> None:
+    """`return_token_ids: true` is not a credential: run.json must validate again when re-read."""
+    loaded = load_spec([str(write_spec()), "workloads.swebench.agent.return_token_ids=true"])
+    run = open_run(loaded, tmp_path, "r1")
+    assert run.meta()["spec"]["workloads"]["swebench"]["agent"]["return_token_ids"] is True

@@ -155,7 +155,7 @@ def classify_stage(run: RunDir, console: Console) -> None:
     from eval.classify.rundir import classify_run
 
     summary = classify_run(run.path)
-    console.print(f"classification: {summary}")
+    console.print(f"classification: {summary.units} units labelled, {summary.corrupted} corrupted")
 
 
 def write_report(run: RunDir, console: Console) -> int:

@@ -24,7 +24,8 @@ SMALL = ["-c", "workloads.canary.probes_per_mode=2", "-c", "workloads.canary.too
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = tmp_path_factory.mktemp("results")
-    r = CliRunner().invoke(app, ["probe", DEMO, *SMALL, "--results", str(results), "--run-id", "demo"])
+    # `specqual run` is the demo's main command: canary on every cohort, classification, then the report.
+    r = CliRunner().invoke(app, ["run", DEMO, *SMALL, "--results", str(results), "--run-id", "demo"])
     assert r.exit_code == 0, r.output
     return results / "demo"
 
@@ -62,3 +63,15 @@ def test_fix_reverted_diverges_on_prefix_hits_only(run_dir: Path) -> None:
 def test_release_is_not_clean(run_dir: Path) -> None:
     assert summary(run_dir, "release-off")["verdict"] == "failed"
     assert summary(run_dir, "release-mtp5")["verdict"] in ("failed", "corrupted")
+
+
+def test_the_report_states_the_verdicts_and_provenance(run_dir: Path) -> None:
+    summary_json = read_json(run_dir / "summary.json")
+    assert isinstance(summary_json, dict)
+    verdicts = {name: c["verdict"] for name, c in summary_json["cohorts"].items()}
+    assert verdicts["fixed-mtp5"] == "PASS" and verdicts["fixed-reverted-off"] == "PASS"
+    assert verdicts["fixed-reverted-mtp5"] == "FAIL"
+    assert verdicts["release-off"] == "FAIL"  # the engine dies: stated in the reason, not hidden as a reference
+    assert "server failed" in summary_json["cohorts"]["release-off"]["reason"]
+    report = (run_dir / "report.md").read_text()
+    assert "First divergence" in report and "pr55178-fix-v0.32.0.patch" in report

@@ -152,7 +152,9 @@ def ensure(out: Path) -> Path:
 
 def default_dir() -> Path:
     """Where the set is cached when a cohort names the `specqual/local` dataset without a path."""
-    return Path.home() / ".cache" / "specqual" / f"local-tasks-v{GENERATOR_VERSION}"
+    from eval.stacks.envs import cache_root
+
+    return cache_root() / f"local-tasks-v{GENERATOR_VERSION}"
 
 
 def repo_path(record: dict[str, Any], set_dir: Path) -> Path:

@@ -6,9 +6,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from swebench.harness.utils import make_test_spec
 from swebench.types import SWEbenchInstance
 
+from eval.tasks import local_set
 from eval.tasks.local_set import ensure, generate
 
 
@@ -68,3 +70,10 @@ def test_ensure_reuses_a_current_set(local_set: Path, tmp_path: Path) -> None:
     (tmp_path / "VERSION").write_text("0\n")
     ensure(tmp_path)
     assert not marker.exists()  # an older generator's set is replaced
+
+
+def test_default_dir_follows_specqual_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPECQUAL_CACHE", str(tmp_path / "cache"))
+    assert local_set.default_dir().parent == tmp_path / "cache"
+    monkeypatch.delenv("SPECQUAL_CACHE")
+    assert local_set.default_dir().parent == Path.home() / ".cache" / "specqual"

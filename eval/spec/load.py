@@ -29,6 +29,7 @@ NON_OUTPUT_PATHS = (
     "matrix.labels",
     "matrix.columns",
     "server.startup_timeout_s",
+    "server.max_restarts",
     "workloads.swebench.concurrency",
     "workloads.swebench.grader.workers",
     "workloads.swebench.max_infra_retries",

@@ -191,6 +191,7 @@ class ServerSpec(Strict):
     device: Literal["cuda", "cpu"] = "cuda"
     startup_timeout_s: float = Field(1800, gt=0)
     host: str = "127.0.0.1"
+    max_restarts: int = Field(3, ge=0, description="times a local stack restarts a server that died mid-run")
 
 
 class SlurmOptions(Strict):

@@ -13,6 +13,7 @@ import pandas as pd
 from analysis import stats
 from analysis.load import RunData, read_json
 from analysis.paired import clustered
+from analysis.server import ServerHealth, server_health
 
 DEFAULT_POLICY = {
     "non_inferiority_margin": 0.03,
@@ -50,6 +51,7 @@ class CohortSummary:
     probe_reference: str | None = None
     server_error: str | None = None  # the engine's own error when canary requests went unanswered (canary.json)
     acceptance: float | None = None
+    server: ServerHealth | None = None  # deaths and restarts of the cohort's server (server_events.jsonl)
     verdict: str | None = None
     reason: str | None = None
 
@@ -86,6 +88,7 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
             canary = read_json(run.path / name / "canary.json")
             s.server_error = canary.get("server_error") if canary else None
         s.acceptance = acceptance(run.metrics, name)
+        s.server = server_health(run.path / name)
         out[name] = s
     return out
 

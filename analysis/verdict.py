@@ -4,8 +4,9 @@ The rule (written into every report):
 1. FAIL when the canary diverged (if `canary_must_be_clean`), or when the share of corrupted trajectories
    exceeds `corruption_ceiling`: evidence of damage fails a build whatever else is missing.
 2. INCONCLUSIVE when more than `max_infra_rate` of the units have no grade (infra failures, ungraded), or of
-   the instances are not graded in both the cohort and its control: the accuracy test is not run on a sample
-   the infrastructure chose. Infra failures never count as unresolved.
+   the instances are not graded in both the cohort and its control, or when the cohort's server kept dying and
+   the stack gave up restarting it (`server.max_restarts`): the accuracy test is not run on a sample the
+   infrastructure chose. Infra failures never count as unresolved.
 3. With a control: let drop = accuracy(control) - accuracy(cohort) and [lo, hi] its two-sided (1 - 2 alpha)
    paired cluster-bootstrap interval (each bound is a one-sided alpha bound). FAIL when lo > margin (the drop is
    significantly larger than the margin); PASS when hi < margin (a drop as large as the margin is excluded);
@@ -97,6 +98,15 @@ def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], 
         missing.append(f"accuracy {msg}: cannot tell yet (minimum detectable difference {100 * cmp.mdd:.1f} pts)")
 
 
+def _server(s: CohortSummary, notes: list[str], missing: list[str]) -> None:
+    if s.server is None:
+        return
+    if s.server.gave_up:
+        missing.append(s.server.reason())
+    elif s.server.restarts:
+        notes.append(f"server restarted {s.server.restarts} times mid-run (units in flight retried as infra)")
+
+
 def decide(s: CohortSummary, cmp: PairedComparison | None) -> tuple[str, str]:
     """The verdict and its reason, a sentence per check."""
     fails: list[str] = []
@@ -104,6 +114,7 @@ def decide(s: CohortSummary, cmp: PairedComparison | None) -> tuple[str, str]:
     missing: list[str] = []
     _canary(s, fails, notes, missing)
     _corruption(s, fails, notes)
+    _server(s, notes, missing)
     infra = s.missing_rate
     if infra is not None and infra > float(s.policy["max_infra_rate"]):
         missing.append(

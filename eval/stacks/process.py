@@ -1,7 +1,8 @@
 """One server process: started in its own process group, logged to a file, stopped as a whole group.
 
 vLLM starts helper processes (the engine core, workers); they stay in the server's process group, so stopping
-the group (TERM, then KILL) leaves nothing behind. Zombies that nobody reaps do not count as alive.
+the group (TERM, then KILL) leaves nothing behind. Zombies that nobody reaps do not count as alive. Each group
+has a reaper (eval.stacks.reaper) that kills it if the driver dies without stopping it, SIGKILL included.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+
+from eval.stacks.reaper import Reaper
 
 
 def now_iso() -> str:
@@ -64,6 +67,7 @@ class ManagedProcess:
     log_path: Path
     port: int | None = None
     popen: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    reaper: Reaper | None = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
@@ -91,6 +95,7 @@ class ManagedProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        self.reaper = Reaper(self.popen.pid)  # the group dies with the driver, even on SIGKILL
 
     def exit_code(self) -> int | None:
         return self.popen.poll() if self.popen else None
@@ -108,9 +113,13 @@ class ManagedProcess:
             return
         pgid = self.popen.pid  # start_new_session: the leader's pid is the group id
         self._signal(pgid, signal.SIGTERM)
-        if not self._wait_group(pgid, term_timeout_s):
+        gone = self._wait_group(pgid, term_timeout_s)
+        if not gone:
             self._signal(pgid, signal.SIGKILL)
-            self._wait_group(pgid, 10.0)
+            gone = self._wait_group(pgid, 10.0)
+        if self.reaper is not None:
+            self.reaper.disarm(group_gone=gone)
+            self.reaper = None
 
     def _signal(self, pgid: int, sig: signal.Signals) -> None:
         with contextlib.suppress(ProcessLookupError):

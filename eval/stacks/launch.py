@@ -82,4 +82,5 @@ def launch(
         extra_env=env,
         gpu_pool=gpu_pool,
         startup_timeout_s=timeout,
+        max_restarts=spec.server.max_restarts,
     )

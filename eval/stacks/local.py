@@ -3,6 +3,8 @@
 Start order: verify the build (nothing starts if the code is not the build's), then every vLLM process, wait
 until each answers /health and /v1/models, then the router (P/D), wait for it too. A process that exits while
 starting fails the launch at once with its log tail and the exact command line; everything started is stopped.
+Once ready, a watchdog (eval.stacks.watchdog) restarts a process that dies mid-run, up to `max_restarts` times,
+and records each death and restart in `<cohort dir>/server_events.jsonl`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from eval.stacks.process import ManagedProcess, now_iso
 from eval.stacks.provenance import SCHEMA_VERSION, gpu_inventory, host_name, safe_env, stack_json_path
 from eval.stacks.resources import GpuPool, free_ports
 from eval.stacks.verify import verify_launch
+from eval.stacks.watchdog import EVENTS_FILE, Watchdog
 from eval.store.atomic import atomic_write_json
 
 
@@ -58,6 +61,8 @@ class LocalStack:
         gpu_pool: GpuPool | None = None,
         startup_timeout_s: float = 1800.0,
         write_stack_json: bool = True,
+        max_restarts: int = 3,
+        watch_poll_s: float = 2.0,
     ) -> None:
         self.cohort = cohort
         self.commands = commands
@@ -68,6 +73,9 @@ class LocalStack:
         self.gpu_pool = gpu_pool
         self.startup_timeout_s = startup_timeout_s
         self.write_stack_json = write_stack_json
+        self.max_restarts = max_restarts
+        self.watch_poll_s = watch_poll_s
+        self.watchdog: Watchdog | None = None
         self.stack_id = uuid.uuid4().hex[:12]
         self.procs: list[ManagedProcess] = []
         self._gpus: list[int] = []
@@ -192,8 +200,28 @@ class LocalStack:
                 r.start()
         self._wait(routers, deadline)
         self._write_provenance()
+        self._watch()
+
+    def _watch(self) -> None:
+        """Restart a process that dies from now on (eval.stacks.watchdog), up to `max_restarts` times."""
+        if self.watchdog is not None:
+            return
+        self.watchdog = Watchdog(
+            self.procs,
+            lambda p: f"http://{self.host}:{p.port}",
+            self.out_dir / EVENTS_FILE,
+            stack_id=self.stack_id,
+            max_restarts=self.max_restarts,
+            startup_timeout_s=self.startup_timeout_s,
+            poll_s=self.watch_poll_s,
+            on_restart=self._write_provenance,
+        )
+        self.watchdog.start()
 
     def alive(self) -> bool:
+        """Every process runs, or the watchdog is restarting one (and has not given up)."""
+        if self.watchdog is not None and self.watchdog.recovering:
+            return True
         return bool(self.procs) and all(p.popen is not None and p.exit_code() is None for p in self.procs)
 
     # ------------------------------------------------------------ stop
@@ -206,6 +234,8 @@ class LocalStack:
     def stop(self) -> None:
         if self._stopped_at is not None or not self.procs:
             return
+        if self.watchdog is not None:
+            self.watchdog.stop()  # before the processes: a stop is not a death to recover from
         for p in reversed(self.procs):  # router first, then the workers it talks to
             p.stop()
         self._stopped_at = now_iso()

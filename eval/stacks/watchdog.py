@@ -1,0 +1,160 @@
+"""Keeps a running local stack up: a server process that dies mid-run is restarted with the same command and port.
+
+A thread polls every `poll_s` (2 s): a process that has exited, or whose /health has failed `unhealthy_polls`
+times in a row, is dead. Its group's leftovers (vLLM's engine core) are stopped, it is started again with the
+same argv, environment and port (its log is appended to), and the watchdog waits until it answers /health and
+/v1/models. After `max_restarts` restarts the next death is final: the watchdog gives up and the stack stays
+down (the rollout scheduler then stops waiting for it, and the report makes the cohort INCONCLUSIVE).
+
+Every step is appended to `<cohort dir>/server_events.jsonl` (one JSON object a line, `schema_version` 1):
+`time`, `stack_id`, `event` (`died`, `restarted`, `gave_up`), `process`, `exit_code` (null when the process was
+alive but unresponsive), `deaths`, `restarts`, `max_restarts`, `log_tail` (died, gave_up) and `ready_s` (restarted:
+seconds from detection to ready). The analysis package reads this file; the scheduler watches it for `gave_up`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from eval.stacks.process import ManagedProcess
+
+EVENTS_FILE = "server_events.jsonl"
+EVENTS_SCHEMA_VERSION = 1
+
+
+def event_time() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def answers(client: httpx.Client, url: str) -> bool:
+    try:
+        return client.get(url).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+class Watchdog:
+    """See the module docstring. `start()` once the stack is ready; `stop()` before stopping its processes."""
+
+    def __init__(
+        self,
+        procs: list[ManagedProcess],
+        url_of: Callable[[ManagedProcess], str],
+        events_path: Path,
+        *,
+        stack_id: str,
+        max_restarts: int,
+        startup_timeout_s: float,
+        poll_s: float = 2.0,
+        unhealthy_polls: int = 3,
+        on_restart: Callable[[], None] | None = None,
+    ) -> None:
+        self.procs = procs
+        self.url_of = url_of
+        self.events_path = events_path
+        self.stack_id = stack_id
+        self.max_restarts = max_restarts
+        self.startup_timeout_s = startup_timeout_s
+        self.poll_s = poll_s
+        self.unhealthy_polls = unhealthy_polls
+        self.on_restart = on_restart
+        self.deaths = 0
+        self.restarts = 0
+        self.gave_up = False
+        self.recovering = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="stack-watchdog", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    # ------------------------------------------------------------ the loop
+
+    def _run(self) -> None:
+        failures = {p.key: 0 for p in self.procs}
+        with httpx.Client(timeout=10.0) as client:
+            while not self._stop.wait(self.poll_s):
+                for p in self.procs:
+                    code = p.exit_code()
+                    if code is None:
+                        healthy = answers(client, self.url_of(p) + "/health")
+                        failures[p.key] = 0 if healthy else failures[p.key] + 1
+                        if failures[p.key] < self.unhealthy_polls:
+                            continue
+                    failures[p.key] = 0
+                    if not self._recover(p, code, client):
+                        return
+
+    def _recover(self, p: ManagedProcess, code: int | None, client: httpx.Client) -> bool:
+        """Restart `p` until it is ready; False once the watchdog gives up (or is stopped)."""
+        self.recovering = True
+        try:
+            while not self._stop.is_set():
+                self.deaths += 1
+                self._event("died", p, exit_code=code, log_tail=p.log_tail(20))
+                p.stop(term_timeout_s=10.0)  # what is left of the group (vLLM's engine core)
+                if self.restarts >= self.max_restarts:
+                    self.gave_up = True
+                    self._event("gave_up", p, exit_code=code, log_tail=p.log_tail(20))
+                    return False
+                self.restarts += 1
+                detected = time.monotonic()
+                p.start()
+                code = self._wait_ready(p, client)
+                if code is None and not self._stop.is_set():
+                    self._event("restarted", p, ready_s=round(time.monotonic() - detected, 2))
+                    if self.on_restart is not None:
+                        self.on_restart()
+                    return True
+            return False
+        finally:
+            self.recovering = False
+
+    def _wait_ready(self, p: ManagedProcess, client: httpx.Client) -> int | None:
+        """None once `p` answers /health and /v1/models; its exit code if it dies (-1: not ready in time)."""
+        deadline = time.monotonic() + self.startup_timeout_s
+        url = self.url_of(p)
+        while not self._stop.is_set():
+            code = p.exit_code()
+            if code is not None:
+                return code
+            if answers(client, url + "/health") and answers(client, url + "/v1/models"):
+                return None
+            if time.monotonic() > deadline:
+                return -1
+            self._stop.wait(1.0)
+        return None
+
+    def _event(self, event: str, p: ManagedProcess, **fields: Any) -> None:
+        record = {
+            "schema_version": EVENTS_SCHEMA_VERSION,
+            "time": event_time(),
+            "stack_id": self.stack_id,
+            "event": event,
+            "process": p.key,
+            "deaths": self.deaths,
+            "restarts": self.restarts,
+            "max_restarts": self.max_restarts,
+            **fields,
+        }
+        self.events_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.events_path.open("a", encoding="utf-8") as f:  # one writer: this thread
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())

@@ -39,12 +39,14 @@ def rollout(
     loaded = load(files, config)
     target = loaded.cohort(cohort)
     workload = check_workload(loaded)
+    if not target.runs("swebench"):
+        fail(f"--cohort: {target.name} does not run the swebench workload (it runs: {', '.join(target.workloads)})")
     tasks = load_tasks(workload, loaded.spec.base_dir)
     if not tasks:
         fail("the SWE-bench workload selects no instances")
     run = open_run(loaded, results, run_id)
     if not (run.cohort_dir(target.name) / "cohort.json").exists():
-        cmds = [p.shell() for p in cohort_commands(loaded.spec, target, model_path_for_plan(loaded))]
+        cmds = [p.shell() for p in cohort_commands(loaded.spec, target, model_path_for_plan(loaded, target))]
         run.write_cohort(loaded, target, cmds)
     typer.echo(f"run directory: {run.path}", err=True)
     with RolloutProgress() as view:
@@ -59,6 +61,8 @@ def rollout(
         f"{summary.infra_errors} infra errors, {summary.turns} turns in {summary.wall_s:.1f} s; "
         f"predictions: {summary.predictions}"
     )
+    if summary.server_lost:
+        typer.echo(f"{summary.cohort}: server lost ({summary.server_lost}): the units left are infra errors")
 
 
 def grade_while_running(loaded: Any, run: Any, cohort: Any, base_url: str, tasks: list[Any], view: Any) -> Any:

@@ -19,12 +19,14 @@ from typing import Any
 from eval.protocols import Sandbox, Task
 from eval.rollout.predictions import write_predictions
 from eval.rollout.progress import CohortProgress, RolloutProgress
+from eval.rollout.server import ServerGate
 from eval.rollout.unit import RolloutEnv, run_unit
 from eval.rollout.units import Unit, plan_units
 from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
 from eval.spec.models import SandboxSpec, SWEBenchWorkload
+from eval.stacks.watchdog import EVENTS_FILE
 from eval.store.run import RunDir
 
 UnitDone = Callable[[Path], Any]
@@ -40,6 +42,7 @@ class RolloutSummary:
     turns: int
     wall_s: float
     predictions: Path
+    server_lost: str | None = None  # why the scheduler stopped waiting for the server (see eval.rollout.server)
 
     @property
     def ran(self) -> int:
@@ -115,22 +118,26 @@ async def run_rollouts(
 
     workload = check_workload(loaded)
     name = cohort if isinstance(cohort, str) else cohort.name
+    served = next((c.model.served_name for c in loaded.cohorts if c.name == name), loaded.spec.model.served_name)
     todo, done = plan_units(run, name, tasks, workload.repeats)
     row = (progress or RolloutProgress(enabled=False)).cohort(name, len(tasks) * workload.repeats, done)
     started = time.monotonic()
+    events = run.cohort_dir(name) / EVENTS_FILE
+    gate = ServerGate(base_url, loaded.spec.server.startup_timeout_s + 60, events)  # + detection and stop
     connector = aiohttp.TCPConnector(limit=workload.concurrency, force_close=False)
     with ThreadPoolExecutor(max_workers=workload.concurrency + 1, thread_name_prefix="sandbox") as executor:
         async with aiohttp.ClientSession(connector=connector) as session:
             env = RolloutEnv(
                 workload=workload,
                 sampling=loaded.spec.sampling,
-                model=loaded.spec.model.served_name,
+                model=served,
                 base_url=base_url,
                 agent_cls=load(AGENTS, workload.agent.kind),
                 sandbox_factory=sandbox_factory or default_sandbox_factory(workload.sandbox),
                 session=session,
                 executor=executor,
                 on_turn=row.turn,
+                gate=gate,
             )
             await _run_all(todo, env, workload.concurrency, row, on_unit_done)
     predictions = write_predictions(run, name)
@@ -143,6 +150,7 @@ async def run_rollouts(
         turns=row.turns,
         wall_s=round(time.monotonic() - started, 3),
         predictions=predictions,
+        server_lost=gate.lost,
     )
 
 

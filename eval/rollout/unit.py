@@ -2,9 +2,10 @@
 
 A unit directory without a parsing verdict.json is half-finished: it is wiped and run again from scratch, so a
 killed run never leaves a unit counted twice or half-counted. Infra failures (server errors after the client's
-retries, a sandbox that fails) are retried up to `max_infra_retries`; each failed attempt's trajectory is kept
-under `attempts/<n>/` for forensics, and a unit that runs out of attempts gets status `infra_error`, which is
-never graded as unresolved.
+retries, a sandbox that fails) are retried up to `max_infra_retries`, each retry once the server answers again
+(eval.rollout.server: a server being restarted does not burn the retries); each failed attempt's trajectory is
+kept under `attempts/<n>/` for forensics, and a unit that runs out of attempts, or whose server is lost, gets
+status `infra_error`, which is never graded as unresolved.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from eval.agent.context import AgentContext
 from eval.agent.errors import InfraError
 from eval.agent.tools import tool_definitions
 from eval.protocols import Sandbox, Task
+from eval.rollout.server import ServerGate
 from eval.rollout.units import Unit, unit_seed
 from eval.spec.models import Sampling, SWEBenchWorkload
 from eval.store.atomic import atomic_write_json, atomic_write_text
@@ -46,6 +48,7 @@ class RolloutEnv:
     session: aiohttp.ClientSession | None = None
     executor: Executor | None = None
     on_turn: Callable[[], None] | None = None
+    gate: ServerGate | None = None  # after an infra failure: wait for the server before the next attempt
 
     def client_config(self, seed: int | None) -> ClientConfig:
         agent = self.workload.agent
@@ -155,6 +158,9 @@ async def run_unit(unit: Unit, env: RolloutEnv) -> dict[str, Any]:
     reason: str | None = None
     attempts = 0
     for attempt in range(1, env.workload.max_infra_retries + 2):
+        if env.gate is not None and env.gate.lost is not None:
+            reason = f"{reason}; then server lost: {env.gate.lost}" if reason else f"server lost: {env.gate.lost}"
+            break
         attempts = attempt
         try:
             outcome, patch = await attempt_unit(unit, env, seed, attempt)
@@ -163,6 +169,8 @@ async def run_unit(unit: Unit, env: RolloutEnv) -> dict[str, Any]:
         except Exception as e:
             reason = infra_reason(e)
             await loop.run_in_executor(env.executor, archive_attempt, unit.dir, attempt, e)
+        if env.gate is not None and attempt <= env.workload.max_infra_retries:
+            await env.gate.wait_up()  # a restarting server must not burn the unit's retries
     verdict = {
         "schema_version": SCHEMA_VERSION,
         "cohort": unit.cohort,

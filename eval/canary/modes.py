@@ -8,7 +8,10 @@
 - `tool_aba`: one tool-call chat before (A1), during (B) and after (A2) a burst of agent-like chats that share
   its prefix: state or prefix-cache poisoning that outlives a request shows up in B or A2. The chat is padded to
   one token past a block boundary, so B and A2 are also prefix hits with a one-token tail.
-On P/D stacks the transferred state plays the role of the prefix hit; the requests are the same.
+On P/D stacks the transferred state plays the role of the prefix hit; the requests are the same. With a hybrid
+Mamba model, vLLM's NixlConnector transfers the state after prompt token N-1 and the decode worker computes token N
+itself, so every mode's request reaches the decode worker with a one-token tail: `prefix_hit_concurrent` is the
+trigger there (the tail arrives while another request decodes), `fresh` the same tail with nothing running.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ class ProbeContext:
 
 
 def record(ctx: ProbeContext, mode: str, index: int, role: str, prompt: list[int] | None, reply: Reply) -> ProbeRecord:
-    return ProbeRecord(
+    rec = ProbeRecord(
         probe_id=probe_id(mode, index, role),
         cohort=ctx.cohort,
         mode=mode,
@@ -53,6 +56,11 @@ def record(ctx: ProbeContext, mode: str, index: int, role: str, prompt: list[int
         server=ctx.client.base_url,
         infra_error=reply.error,
     )
+    if reply.prompt_tokens is not None and reply.cached_tokens is not None:
+        # The prompt tokens the serving worker computed itself: 1 for a one-token tail (after a prefix hit, or
+        # on a P/D decode worker after the KV transfer).
+        rec.extra["tail_tokens"] = reply.prompt_tokens - reply.cached_tokens
+    return rec
 
 
 def _failed(reason: str) -> Reply:
@@ -162,8 +170,6 @@ async def tool_aba(ctx: ProbeContext, index: int) -> list[ProbeRecord]:
     for r in recs:
         r.extra["burst_requests"] = len(burst)
         r.extra["burst_errors"] = errors
-        if r.prompt_tokens is not None and r.cached_tokens is not None:
-            r.extra["tail_tokens"] = r.prompt_tokens - r.cached_tokens
     return recs
 
 

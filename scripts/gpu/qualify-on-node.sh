@@ -8,7 +8,9 @@
 #   scripts/gpu/qualify-on-node.sh .bundle /tmp/out --dry-run  (anywhere: stops before any server starts)
 #
 # Environment: PYTHON (the node's interpreter with torch, default python3), SPECQUAL_NODE_WORK (scratch,
-# default /tmp/specqual-node), RUN_ID (default h200-<UTC time>), QUALIFY_ARGS (more qualify_node.py options).
+# default /tmp/specqual-node), RUN_ID (default h200-<UTC time>), QUALIFY_ARGS (more qualify_node.py options),
+# NIXL_DIR (a directory made by scripts/gpu/slim_nixl.py: its tarball is unpacked into the environment, for the
+# P/D cohort file cohorts/pr55178-pd-h200.yaml; pass --cohort-file and --nixl through QUALIFY_ARGS).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUNDLE=$(realpath "${1:?usage: qualify-on-node.sh BUNDLE_DIR OUT_DIR [--dry-run]}")
@@ -49,12 +51,20 @@ done
   "$WORK"/bundle/wheels/{pydantic,pydantic_core,annotated_types,typing_inspection}-*.whl
 PYTHONPATH="$WORK/boot:$PWD" "$PY" -m eval.cli stack unpack "$WORK/bundle" --target "$WORK/vllm-env"
 ENV_PY=$WORK/vllm-env/bin/python
+if [ -n "${NIXL_DIR:-}" ]; then
+  step "nixl from $NIXL_DIR"
+  SITE=$("$ENV_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  tar -xJf "$NIXL_DIR"/nixl-*-slim.tar.xz -C "$SITE"
+fi
 "$ENV_PY" -c 'import pydantic, openai, fastapi, typer, rich, yaml, httpx, tokenizers; print("imports ok")'
 
 if [ "$DRY" != "--dry-run" ]; then
   step "check the environment"
   "$ENV_PY" -c 'import torch, vllm; print("vllm", vllm.__version__, "torch", torch.__version__, torch.cuda.get_device_name(0))'
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  if [ -n "${NIXL_DIR:-}" ]; then
+    "$ENV_PY" -c 'import torch, nixl; from nixl._api import nixl_agent; print("nixl", nixl.__file__, nixl_agent)'
+  fi
 fi
 
 step "qualify ($RUN_ID)"

@@ -40,6 +40,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--run-id", default=None)
     p.add_argument("--cohort-file", type=Path, default=COHORT_FILE)
     p.add_argument("--bundle", type=Path, help="bundle directory: its manifest is kept as <run>/bundle.json")
+    p.add_argument("--nixl", type=Path, help="slim NIXL directory (scripts/gpu/slim_nixl.py): kept as <run>/nixl.json")
     p.add_argument("--no-warm", action="store_true", help="skip the warm restart")
     p.add_argument("--budget-s", type=float, default=480, help="no warm restart once this many seconds have passed")
     p.add_argument("--dry-run", action="store_true", help="builds, model and cohort records only; start nothing")
@@ -143,6 +144,36 @@ def acceptance(metrics_path: Path) -> dict[str, Any]:
     return out
 
 
+def is_pd(stack: Any) -> bool:
+    return any(p.role in ("prefill", "decode") for p in getattr(stack, "procs", []))
+
+
+def pd_before(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> None:
+    """P/D stacks: which GPU runs which worker (`<run>/placement.json`), and one request through each router."""
+    if not any(is_pd(s) for s in stacks.values()):
+        return
+    from pd_checks import gpu_placement, smoke_request
+
+    placement = gpu_placement(stacks)
+    atomic_write_json(run.path / "placement.json", placement)
+    workers = [(a["cohort"], a["worker"]) for a in placement["processes"]]
+    log(f"GPUs used: {placement['gpus_used']}; processes: {workers}")
+    for name, stack in stacks.items():
+        smoke = smoke_request(stack.base_url, loaded.spec.model.served_name)
+        atomic_write_json(run.cohort_dir(name) / "smoke.json", {"schema_version": 1, **smoke})
+        log(f"{name}: one P/D request: {smoke}")
+
+
+def pd_after(run: RunDir, stacks: dict[str, Any]) -> None:
+    """P/D stacks: each worker's cache/transfer/speculation counters, and what the decode side computed."""
+    from pd_checks import tail_summary, worker_metrics
+
+    for name, stack in stacks.items():
+        if is_pd(stack):
+            worker_metrics(stack, run.cohort_dir(name) / "worker-metrics.txt")
+            log(f"{name}: decode-side prompt tokens computed (prompt - cached): {tail_summary(run.cohort_dir(name))}")
+
+
 def prepare(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """Model (generated here), cohort records, both builds' overlays; returns (model, builds, timings)."""
     from eval.pipeline import write_cohorts
@@ -159,6 +190,8 @@ def prepare(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir) -> tuple[
     if args.bundle is not None and (args.bundle / "manifest.json").is_file():
         manifest = json.loads((args.bundle / "manifest.json").read_text())
         atomic_write_json(run.path / "bundle.json", {"schema_version": 1, **manifest})
+    if args.nixl is not None and (args.nixl / "manifest.json").is_file():
+        atomic_write_json(run.path / "nixl.json", json.loads((args.nixl / "manifest.json").read_text()))
     timings = {"schema_version": 1, "model_generation_s": gen_s, "builds_s": build_s, "gpus": gpu_inventory()}
     return model, builds, timings
 
@@ -176,7 +209,9 @@ def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: 
     log(f"ready: {timings['cold_start_s']}")
     stacks = {n: st for n, (st, _) in started.items()}
     try:
+        pd_before(loaded, run, stacks)
         walls, probe_s = timed(probe_all, loaded, run, stacks, model)
+        pd_after(run, stacks)
     finally:
         stop_all(stacks)
     summaries = compare_and_summarize(loaded, run, walls)

@@ -1,0 +1,100 @@
+"""Checks around a P/D (prefill/decode) run on the node: where the workers run, what the transfer left to compute.
+
+- `gpu_placement`: every process on the GPU(s) (nvidia-smi), matched to its cohort and worker through its process
+  group (each server is started as its own session, so the engine core's group id is the API server's pid).
+- `smoke_request`: one completion through each stack's router before the canary, printing the decode side's
+  `cached_tokens` (the tokens that arrived through the KV transfer) of `prompt_tokens`.
+- `tail_summary`: over the probe records, prompt tokens minus cached tokens (the tokens the decode worker computed).
+- `worker_metrics`: the prefix-cache, KV-connector and speculative counters of each worker's `/metrics`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+METRIC_LINES = re.compile(r"^vllm:(prefix_cache|external_prefix_cache|prompt_tokens|spec_decode|kv_|nixl)")
+
+
+def _gpu_apps() -> list[dict[str, Any]]:
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    query = ["--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader,nounits"]
+    out = subprocess.run([exe, *query], capture_output=True, text=True, timeout=30).stdout
+    apps = []
+    for line in out.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3 and parts[0].isdigit():
+            mem = int(parts[2]) if parts[2].isdigit() else None
+            apps.append({"pid": int(parts[0]), "gpu_uuid": parts[1], "used_mib": mem})
+    return apps
+
+
+def owner(pid: int, groups: dict[int, tuple[str, str]]) -> tuple[str, str] | None:
+    """(cohort, role.index) of the stack process whose group `pid` belongs to, or None."""
+    try:
+        return groups.get(os.getpgid(pid))
+    except OSError:
+        return None
+
+
+def gpu_placement(stacks: dict[str, Any]) -> dict[str, Any]:
+    """GPU processes matched to (cohort, worker): the provenance that both workers share the one GPU."""
+    groups = {p.pid: (name, f"{p.role}.{p.index}") for name, st in stacks.items() for p in st.procs if p.pid}
+    apps = _gpu_apps()
+    for app in apps:
+        who = owner(app["pid"], groups)
+        app["cohort"], app["worker"] = who if who else (None, None)
+    uuids = sorted({a["gpu_uuid"] for a in apps})
+    return {"schema_version": 1, "gpu_uuids": uuids, "gpus_used": len(uuids), "processes": apps}
+
+
+def smoke_request(base_url: str, served: str, prompt_len: int = 129) -> dict[str, Any]:
+    """One greedy completion of `prompt_len` token ids through the router; usage as the decode worker reports it."""
+    body = {"model": served, "prompt": [100 + i % 300 for i in range(prompt_len)], "max_tokens": 4, "temperature": 0}
+    try:
+        r = httpx.post(f"{base_url}/v1/completions", json=body, timeout=120)
+    except httpx.HTTPError as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    if r.status_code != 200:
+        return {"error": f"HTTP {r.status_code}: {r.text[:500]}"}
+    usage = r.json().get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
+    return {"prompt_tokens": usage.get("prompt_tokens"), "cached_tokens": details.get("cached_tokens")}
+
+
+def tail_summary(cohort_dir: Path) -> dict[str, dict[str, int]]:
+    """{mode/role: {decode-side computed prompt tokens (prompt - cached): count}} over the probe records."""
+    out: dict[str, Counter[str]] = {}
+    for f in sorted((cohort_dir / "probes").glob("*.json")):
+        rec = json.loads(f.read_text())
+        key = f"{rec.get('mode')}/{rec.get('role')}"
+        p, c = rec.get("prompt_tokens"), rec.get("cached_tokens")
+        tail = "unknown" if p is None or c is None else str(p - c)
+        out.setdefault(key, Counter())[tail] += 1
+    return {k: dict(v) for k, v in out.items()}
+
+
+def worker_metrics(stack: Any, path: Path) -> None:
+    """The counters of every worker's `/metrics` that say what was cached, transferred and speculated."""
+    lines: list[str] = []
+    for p in stack.procs:
+        if p.role == "router":
+            continue
+        try:
+            text = httpx.get(f"http://{stack.host}:{p.port}/metrics", timeout=20).text
+        except httpx.HTTPError as e:
+            lines.append(f"# {p.role}.{p.index}: {e}")
+            continue
+        lines.append(f"# {p.role}.{p.index}")
+        lines += [ln for ln in text.splitlines() if METRIC_LINES.match(ln)]
+    path.write_text("\n".join(lines) + "\n")

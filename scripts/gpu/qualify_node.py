@@ -158,10 +158,14 @@ def pd_before(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> None:
     atomic_write_json(run.path / "placement.json", placement)
     workers = [(a["cohort"], a["worker"]) for a in placement["processes"]]
     log(f"GPUs used: {placement['gpus_used']}; processes: {workers}")
+    failed = 0
     for name, stack in stacks.items():
         smoke = smoke_request(stack.base_url, loaded.spec.model.served_name)
         atomic_write_json(run.cohort_dir(name) / "smoke.json", {"schema_version": 1, **smoke})
         log(f"{name}: one P/D request: {smoke}")
+        failed += "error" in smoke
+    if failed == len(stacks):  # no stack serves through its router: the canary would only time out
+        raise SystemExit("no P/D stack answered one request; see <run>/<cohort>/logs")
 
 
 def pd_after(run: RunDir, stacks: dict[str, Any]) -> None:

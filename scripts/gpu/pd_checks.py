@@ -62,7 +62,7 @@ def smoke_request(base_url: str, served: str, prompt_len: int = 129) -> dict[str
     """One greedy completion of `prompt_len` token ids through the router; usage as the decode worker reports it."""
     body = {"model": served, "prompt": [100 + i % 300 for i in range(prompt_len)], "max_tokens": 4, "temperature": 0}
     try:
-        r = httpx.post(f"{base_url}/v1/completions", json=body, timeout=120)
+        r = httpx.post(f"{base_url}/v1/completions", json=body, timeout=150)
     except httpx.HTTPError as e:
         return {"error": f"{type(e).__name__}: {e}"}
     if r.status_code != 200:

@@ -159,8 +159,11 @@ def pd_before(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> None:
     workers = [(a["cohort"], a["worker"]) for a in placement["processes"]]
     log(f"GPUs used: {placement['gpus_used']}; processes: {workers}")
     failed = 0
-    for name, stack in stacks.items():
-        smoke = smoke_request(stack.base_url, loaded.spec.model.served_name)
+    served = loaded.spec.model.served_name
+    with ThreadPoolExecutor(len(stacks)) as pool:
+        replies = pool.map(lambda st: smoke_request(st.base_url, served), stacks.values())
+        smokes = dict(zip(stacks, replies, strict=True))
+    for name, smoke in smokes.items():
         atomic_write_json(run.cohort_dir(name) / "smoke.json", {"schema_version": 1, **smoke})
         log(f"{name}: one P/D request: {smoke}")
         failed += "error" in smoke

@@ -6,30 +6,10 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
-from eval.store.atomic import read_json
+from tests.fixtures.driver_kill import rollout_argv, unit_state
 from tests.unit.agent.scripted_model import ScriptedModelServer, solver
-
-
-def rollout_argv(cohort_file: Path, base_url: str, results: Path) -> list[str]:
-    return [
-        sys.executable, "-m", "eval.cli", "rollout", str(cohort_file),
-        "--cohort", "local", "--base-url", base_url, "--run-id", "killed", "--results", str(results),
-    ]  # fmt: skip
-
-
-def unit_state(cohort_dir: Path) -> tuple[int, int]:
-    """(units with a parsing verdict, unit dirs without one)."""
-    done = half = 0
-    for unit in cohort_dir.glob("units/*/r*"):
-        if isinstance(read_json(unit / "verdict.json"), dict):
-            done += 1
-        else:
-            half += 1
-    return done, half
 
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(cohort_file, tasks, tmp_path):

@@ -1,89 +1,138 @@
 """`specqual run`: every stage a cohort file asks for, resumable, ending with the report.
 
-Order: write the cohort records; build each cohort's vLLM; the canary over the whole matrix (it compares
-cohorts with each other); the SWE-bench rollouts cohort by cohort, graded as units finish; a grading pass for
-anything left ungraded; classification of every trajectory; the report (the analysis package, in its own
-process: eval never imports analysis). Every stage skips what is already on disk, so the same command with the
-same `--run-id` resumes a killed run. Stages are imported lazily: a canary-only file never imports the agent.
+Order: write the cohort records; then each cohort's stack starts once (`eval.stages.serve_each`: the next
+cohort's stack starts meanwhile, two at most) and serves what the cohort runs, in turn: its canary probes, then
+its SWE-bench rollouts, graded as units finish; after every cohort, the canary's comparisons (each cohort's
+probes token by token against its control or the reference); a grading pass for anything left ungraded;
+classification of every trajectory; the report (the analysis package, in its own process: eval never imports
+analysis). Every stage skips what is already on disk and a cohort with nothing left to do is not started, so
+the same command with the same `--run-id` resumes a killed run. Stages are imported lazily: a canary-only file
+never imports the agent.
 """
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
+from collections.abc import Mapping
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
+from eval.spec.models import DEFAULT_MODEL
 from eval.stacks.commands import cohort_commands
 from eval.store.run import RunDir, now, open_run
 
 
-def model_path(loaded: LoadedSpec, console: Console | None = None) -> Path:
-    """The model directory: the file's `model.path`, or the generated model (cached by its inputs)."""
-    spec = loaded.spec
-    if spec.model.path is not None:
-        local = spec.resolve(spec.model.path)
-        return local if local.exists() else Path(spec.model.path)
-    from eval.registry import MODEL_GENERATORS, load
-    from eval.stacks.envs import cache_root
+def model_path(loaded: LoadedSpec, console: Console | None = None, name: str = DEFAULT_MODEL) -> Path:
+    """The model directory of model `name`: its `path`, or the generated model (cached by its inputs)."""
+    from eval.stacks.models import model_dir
 
-    gen = spec.model.generate
-    assert gen is not None
-    if console:
-        console.print(f"model: generating {gen.kind} (seed {gen.seed}) or reusing the cached one")
-    out: Path = load(MODEL_GENERATORS, gen.kind)(cache_root() / "models", gen.seed, dict(gen.options))
-    return out
+    gen = loaded.spec.all_models()[name].generate
+    if gen is not None and console:
+        console.print(f"model {name}: generating {gen.kind} (seed {gen.seed}) or reusing the cached one")
+    return model_dir(loaded.spec, name=name)
 
 
-def write_cohorts(loaded: LoadedSpec, run: RunDir, model: str) -> None:
+def model_paths(loaded: LoadedSpec, console: Console | None = None) -> dict[str, Path]:
+    """Model name -> directory, for every model a cohort serves (declared but unused models are not built)."""
+    return {name: model_path(loaded, console, name) for name in dict.fromkeys(c.model_name for c in loaded.cohorts)}
+
+
+def write_cohorts(loaded: LoadedSpec, run: RunDir, models: Mapping[str, str | Path] | str | Path) -> None:
+    """cohort.json for every cohort; `models` maps model names to directories (one path: every cohort's)."""
     for cohort in loaded.cohorts:
-        cmds = [p.shell() for p in cohort_commands(loaded.spec, cohort, model)]
+        path = models if isinstance(models, str | Path) else models[cohort.model_name]
+        cmds = [p.shell() for p in cohort_commands(loaded.spec, cohort, str(path))]
         run.write_cohort(loaded, cohort, cmds)
 
 
 def run_pipeline(loaded: LoadedSpec, results: Path, run_id: str | None, report: bool = True) -> int:
-    """Run (or resume) the whole matrix; return the process exit code."""
+    """Run (or resume) the whole matrix; return the process exit code (1 when a SWE-bench stack did not start)."""
     console = Console(stderr=True)
     run = open_run(loaded, results, run_id)
     console.print(f"[bold]specqual run[/bold] {loaded.spec.name}: {len(loaded.cohorts)} cohorts -> {run.path}")
-    model = model_path(loaded, console)
-    write_cohorts(loaded, run, str(model))
-    workloads = loaded.spec.workloads
-    if workloads.canary is not None and workloads.canary.enabled:
-        run_canary_stage(loaded, run, model, console)
-    if workloads.swebench is not None and workloads.swebench.enabled:
-        run_swebench_stage(loaded, run, model, console)
+    models = model_paths(loaded, console)
+    write_cohorts(loaded, run, models)
+    not_started = serve_stage(loaded, run, models, console)
+    if "swebench" in loaded.spec.workloads.enabled():
         grade_leftovers(run, console)
     classify_stage(run, console)
     run.mark(ended_at=now())
-    if not report:
-        return 0
-    return write_report(run, console)
+    code = write_report(run, console) if report else 0
+    return code or (1 if not_started else 0)
 
 
-def run_canary_stage(loaded: LoadedSpec, run: RunDir, model: Path, console: Console) -> None:
-    from eval.canary.run import run_canary
+class CohortWork(Protocol):
+    """A workload's share of a cohort's stack session (`CanaryStage`, `RolloutStage`)."""
 
-    console.print("[bold]canary[/bold]: probes on every cohort, compared token by token")
-    run_canary(loaded, run, model, console=console, stacks_factory=lambda c: _stack(loaded, run, c, model))
+    def pending(self, cohort: Cohort) -> bool: ...
+    def starting(self, cohort: Cohort) -> None: ...
+    def serve(self, cohort: Cohort, stack: Any) -> None: ...
+    def start_failed(self, cohort: Cohort, reason: str) -> None: ...
 
 
-def run_swebench_stage(loaded: LoadedSpec, run: RunDir, model: Path, console: Console) -> None:
+def serve_stage(loaded: LoadedSpec, run: RunDir, models: dict[str, Path], console: Console) -> list[str]:
+    """Each cohort's stack once, for its canary probes and then its rollouts; the canary's comparisons after
+    every cohort. Returns the SWE-bench cohorts whose stack did not start."""
+    from eval.stages import run_order, serve_each
+
+    enabled = loaded.spec.workloads.enabled()
+    canary: Any = None
+    rollouts: Any = None
+    with ExitStack() as scope:
+        if "canary" in enabled:
+            canary = scope.enter_context(_canary_stage(loaded, run, models, console))
+        if "swebench" in enabled:
+            rollouts = _rollout_stage(loaded, run, console, scope)
+        stages: list[CohortWork] = [s for s in (canary, rollouts) if s is not None]
+        order = [c for c in run_order(loaded) if any(s.pending(c) for s in stages)]
+        for c in loaded.cohorts:
+            if c.name not in {o.name for o in order} and c.runs("swebench"):
+                console.print(f"{c.name}: every unit is done")
+
+        def work(cohort: Cohort, stack: Any) -> None:
+            for s in stages:
+                if s.pending(cohort):
+                    s.serve(cohort, stack)
+
+        def start_failed(cohort: Cohort, reason: str) -> None:
+            for s in stages:
+                if s.pending(cohort):
+                    s.start_failed(cohort, reason)
+
+        def starting(cohort: Cohort) -> None:
+            for s in stages:
+                s.starting(cohort)
+
+        def factory(cohort: Cohort) -> Any:
+            return _stack(loaded, run, cohort, models[cohort.model_name])
+
+        serve_each(order, factory, work, start_failed, starting)
+    if canary is not None:
+        canary.summarize()
+    return list(rollouts.failed) if rollouts is not None else []
+
+
+def _canary_stage(loaded: LoadedSpec, run: RunDir, models: dict[str, Path], console: Console) -> Any:
+    from eval.canary.results import reference_cohort
+    from eval.canary.run import canary_stage
+
+    console.print("[bold]canary[/bold]: probes on every canary cohort, compared token by token")
+    model = models[loaded.cohort(reference_cohort(loaded)).model_name]  # every canary cohort serves it
+    return canary_stage(loaded, run, model, console)
+
+
+def _rollout_stage(loaded: LoadedSpec, run: RunDir, console: Console, scope: ExitStack) -> Any:
     from eval.rollout.progress import RolloutProgress
-    from eval.tasks.load import load_tasks
+    from eval.rollout.stage import RolloutStage
 
-    workload = loaded.spec.workloads.swebench
-    assert workload is not None
-    tasks = load_tasks(workload, loaded.spec.base_dir)
-    console.print(f"[bold]swebench[/bold]: {len(tasks)} instances x {workload.repeats} repeats per cohort")
-    with RolloutProgress(enabled=console.is_terminal) as progress:
-        for cohort in loaded.cohorts:
-            run_cohort_rollouts(loaded, run, cohort, model, tasks, progress, console)
+    progress = scope.enter_context(RolloutProgress(enabled=console.is_terminal))
+    return RolloutStage(loaded, run, console, progress)
 
 
 def _stack(loaded: LoadedSpec, run: RunDir, cohort: Cohort, model: Path) -> Any:
@@ -96,50 +145,6 @@ def _stack(loaded: LoadedSpec, run: RunDir, cohort: Cohort, model: Path) -> Any:
 
         return launch_stack(loaded, cohort, run, build, model)
     return launch(loaded.spec, cohort, model, run.path, build)
-
-
-def run_cohort_rollouts(
-    loaded: LoadedSpec, run: RunDir, cohort: Cohort, model: Path, tasks: list[Any], progress: Any, console: Console
-) -> None:
-    from eval.grading.factory import make_grader
-    from eval.grading.stream import GradeQueue
-    from eval.rollout.run import run_rollouts
-    from eval.rollout.units import plan_units
-    from eval.stacks.metrics import MetricsRecorder
-
-    workload = loaded.spec.workloads.swebench
-    assert workload is not None
-    todo, _ = plan_units(run, cohort.name, tasks, workload.repeats)
-    if not todo:
-        console.print(f"{cohort.name}: every unit is done")
-        return
-    if loaded.spec.executor.kind == "slurm":
-        # Units run as a Slurm job array (each array task writes its units); grading follows in grade_leftovers.
-        from eval.executors.slurm import run_rollouts_slurm
-
-        with _stack(loaded, run, cohort, model) as stack:
-            array = run_rollouts_slurm(loaded, run, cohort, stack.base_url)
-        console.print(
-            f"{cohort.name}: {array.done}/{array.units} units done, {array.unfinished} unfinished "
-            f"(Slurm jobs {', '.join(array.job_ids)})"
-        )
-        return
-    by_id = {t.instance_id: t for t in tasks}
-    grader = make_grader(workload.grader, log_root=run.cohort_dir(cohort.name) / "grading")
-    with _stack(loaded, run, cohort, model) as stack, GradeQueue(grader, workload.grader.kind) as grades:
-        recorder = MetricsRecorder(stack.metrics_urls, run.cohort_dir(cohort.name) / "metrics.jsonl")
-
-        def graded(unit_dir: Path) -> None:
-            grades.submit(by_id[unit_dir.parent.name], unit_dir)
-
-        with recorder.around("swebench", every_s=60):
-            summary = asyncio.run(
-                run_rollouts(loaded, run, cohort, stack.base_url, tasks, progress=progress, on_unit_done=graded)
-            )
-    console.print(
-        f"{cohort.name}: {summary.completed} completed, {summary.infra_errors} infra errors, "
-        f"{summary.skipped} already done ({summary.wall_s:.0f} s)"
-    )
 
 
 def grade_leftovers(run: RunDir, console: Console) -> None:

@@ -18,8 +18,9 @@ KNOWN_DATASET_SIZES = {
 }
 
 
-def model_path_for_plan(loaded: LoadedSpec) -> str:
-    m = loaded.spec.model
+def model_path_for_plan(loaded: LoadedSpec, cohort: Cohort | None = None) -> str:
+    """The cohort's model (default: the file's default model) as a path, or a placeholder for a generated one."""
+    m = cohort.model if cohort is not None else loaded.spec.model
     if m.path is not None:
         return m.path
     assert m.generate is not None
@@ -52,29 +53,32 @@ def swebench_instances(loaded: LoadedSpec) -> int | None:
     return n
 
 
-def canary_probes(loaded: LoadedSpec) -> int:
+def canary_probes(loaded: LoadedSpec, cohort: Cohort | None = None) -> int:
     c = loaded.spec.workloads.canary
-    if c is None or not c.enabled:
+    if c is None or not c.enabled or (cohort is not None and not cohort.runs("canary")):
         return 0
     return len(c.modes) * c.probes_per_mode
 
 
 def cohort_plan(loaded: LoadedSpec, cohort: Cohort) -> dict[str, Any]:
     sw = loaded.spec.workloads.swebench
-    instances = swebench_instances(loaded)
-    repeats = sw.repeats if sw is not None and sw.enabled else 0
+    runs_swebench = cohort.runs("swebench")
+    instances = swebench_instances(loaded) if runs_swebench else 0
+    repeats = sw.repeats if sw is not None and runs_swebench else 0
     units = None if instances is None else instances * repeats
-    commands = cohort_commands(loaded.spec, cohort, model_path_for_plan(loaded))
+    commands = cohort_commands(loaded.spec, cohort, model_path_for_plan(loaded, cohort))
     return {
         "name": cohort.name,
         "label": cohort.label,
         "factors": cohort.factors,
         "factor_labels": cohort.factor_labels,
         "control": cohort.control,
+        "model": cohort.model_name,
+        "workloads": list(cohort.workloads),
         "instances": instances,
         "repeats": repeats,
         "units": units,
-        "probes": canary_probes(loaded),
+        "probes": canary_probes(loaded, cohort),
         "gpus": cohort.gpus if loaded.spec.server.device == "cuda" else 0,
         "commands": [p.shell() for p in commands],
         "sbatch": plan_sbatch(loaded, cohort),

@@ -11,15 +11,24 @@ from rich.table import Table
 def print_plan(plan: dict[str, Any], console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title=f"{plan['name']}  (executor: {plan['executor']}, hash {plan['spec_hash'][:12]})")
-    for col in ("cohort", "label", "factors", "control", "units", "probes", "GPUs"):
+    for col in ("cohort", "label", "factors", "model", "workloads", "control", "units", "probes", "GPUs"):
         table.add_column(col)
     for c in plan["cohorts"]:
         units = "?" if c["units"] is None else f"{c['units']:,} ({c['instances']} x {c['repeats']})"
         if c["repeats"] == 0:
             units = "-"
         factors = ", ".join(f"{k}={v}" for k, v in c["factors"].items())
+        workloads = ", ".join(c.get("workloads") or []) or "-"
         table.add_row(
-            c["name"], c["label"], factors, c["control"] or "-", units, str(c["probes"] or "-"), str(c["gpus"])
+            c["name"],
+            c["label"],
+            factors,
+            c.get("model") or "default",
+            workloads,
+            c["control"] or "-",
+            units,
+            str(c["probes"] or "-"),
+            str(c["gpus"]),
         )
     console.print(table)
     total = "?" if plan["total_units"] is None else f"{plan['total_units']:,}"

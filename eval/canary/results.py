@@ -9,6 +9,7 @@ from eval.canary.compare import CohortSummary, apply_comparison, pick_reference,
 from eval.canary.records import ProbeRecord, probe_id, read_records, write_record
 from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
+from eval.spec.matrix import Cohort, canary_reference
 from eval.store import atomic_write_json
 from eval.store.run import RunDir
 
@@ -25,17 +26,16 @@ def expected_records(mode: str, index: int) -> list[str]:
 
 
 def reference_cohort(loaded: LoadedSpec) -> str:
-    """`workloads.canary.reference`, else the first cohort without a control."""
-    cfg = loaded.spec.workloads.canary
-    names = [c.name for c in loaded.cohorts]
-    if cfg is not None and cfg.reference is not None:
-        if cfg.reference not in names:
-            raise SpecError("workloads.canary.reference", f"no cohort {cfg.reference!r} (cohorts: {', '.join(names)})")
-        return cfg.reference
-    for c in loaded.cohorts:
-        if c.control is None:
-            return c.name
-    return names[0]
+    """`workloads.canary.reference`, else the first canary cohort without a control (checked at load)."""
+    ref = canary_reference(loaded.spec, loaded.cohorts)
+    if ref is None:
+        raise SpecError("workloads.canary", "this cohort file has no enabled canary workload")
+    return ref
+
+
+def canary_cohorts(loaded: LoadedSpec) -> list[Cohort]:
+    """The cohorts that run the canary, in matrix order."""
+    return [c for c in loaded.cohorts if c.runs("canary")]
 
 
 def compare_and_summarize(loaded: LoadedSpec, run: RunDir, walls: dict[str, float]) -> dict[str, CohortSummary]:
@@ -43,10 +43,11 @@ def compare_and_summarize(loaded: LoadedSpec, run: RunDir, walls: dict[str, floa
     cfg = loaded.spec.workloads.canary
     assert cfg is not None
     reference = reference_cohort(loaded)
-    outputs = {c.name: read_records(run.cohort_dir(c.name)) for c in loaded.cohorts}
+    cohorts = canary_cohorts(loaded)
+    outputs = {c.name: read_records(run.cohort_dir(c.name)) for c in cohorts}
     expected = sum(len(expected_records(m, 0)) for m in cfg.modes) * cfg.probes_per_mode
     summaries: dict[str, CohortSummary] = {}
-    for cohort in loaded.cohorts:
+    for cohort in cohorts:
         records = outputs[cohort.name]
         if not records:
             continue

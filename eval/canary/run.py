@@ -1,18 +1,18 @@
 """Run the canary over a whole matrix (or against one endpoint) and write probe records and summaries.
 
-`run_canary(loaded, run, model)` starts each cohort's stack (at most two servers at a time: the next one starts
-while the current one is probed), probes it, stops it, then compares every cohort with its reference and writes
+`run_canary(loaded, run, model)` starts each canary cohort's stack (`eval.stages.serve_each`: at most two servers
+at a time), probes it, stops it, then compares every cohort with its reference and writes
 `<run>/<cohort>/probes/*.json` and `<run>/<cohort>/canary.json`. Cohorts whose probes are all on disk are skipped,
-so a killed run resumes. `probe_endpoint(...)` probes a server that is already running.
+so a killed run resumes. `CanaryStage` is the canary's share of a stack session that may also run rollouts
+(`specqual run`); `probe_endpoint(...)` probes a server that is already running.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +24,13 @@ from eval.canary.modes import MODES, ProbeContext
 from eval.canary.progress import CanaryProgress
 from eval.canary.prompts import PromptBook, local_tokenizer, server_tokenizer
 from eval.canary.records import ProbeRecord, read_records, write_record
-from eval.canary.results import compare_and_summarize, expected_records, reference_cohort
+from eval.canary.results import canary_cohorts, compare_and_summarize, expected_records, reference_cohort
 from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
-from eval.spec.models import CanaryWorkload
+from eval.spec.models import CanaryWorkload, ModelSpec
+from eval.stages import StackFactory, run_order, serve_each
 from eval.store.run import RunDir
-
-StackFactory = Callable[[Cohort], AbstractContextManager[Any]]
 
 
 def canary_config(loaded: LoadedSpec) -> CanaryWorkload:
@@ -41,9 +40,14 @@ def canary_config(loaded: LoadedSpec) -> CanaryWorkload:
     return cfg
 
 
-def tool_choice(loaded: LoadedSpec) -> str:
+def tool_choice(model: ModelSpec) -> str:
     """`auto` needs the server's tool-call flags; without a parser the chat still runs, tools unused."""
-    return "auto" if loaded.spec.model.tool_call_parser else "none"
+    return "auto" if model.tool_call_parser else "none"
+
+
+def cohort_model(loaded: LoadedSpec, cohort: str) -> ModelSpec:
+    """The model a cohort serves (the file's default model for a name outside the matrix)."""
+    return next((c.model for c in loaded.cohorts if c.name == cohort), loaded.spec.model)
 
 
 def make_book(cfg: CanaryWorkload, model_dir: Path | None, base_url: str | None, served: str) -> PromptBook:
@@ -85,8 +89,9 @@ def probe_endpoint(
 ) -> list[ProbeRecord]:
     """Probe one running server; write one record per request under `out_dir/probes/`."""
     cfg = canary_config(loaded)
-    client = CanaryClient(base_url, loaded.spec.model.served_name, cfg.seed)
-    ctx = ProbeContext(client=client, book=book, cfg=cfg, cohort=cohort, tool_choice=tool_choice(loaded))
+    model = cohort_model(loaded, cohort)
+    client = CanaryClient(base_url, model.served_name, cfg.seed)
+    ctx = ProbeContext(client=client, book=book, cfg=cfg, cohort=cohort, tool_choice=tool_choice(model))
     skip = done_probes(out_dir, cfg) if resume else set()
     return asyncio.run(_probe(client, ctx, out_dir, progress, skip))
 
@@ -104,7 +109,7 @@ def done_probes(out_dir: Path, cfg: CanaryWorkload) -> set[tuple[str, int]]:
 
 
 def default_stacks(loaded: LoadedSpec, run: RunDir, model: Path) -> StackFactory:
-    """Build (cached) and launch each cohort's stack through `eval.stacks`."""
+    """Build (cached) and launch each cohort's stack through `eval.stacks` (every canary cohort serves `model`)."""
     from eval.stacks import ensure_build, launch
 
     def factory(cohort: Cohort) -> AbstractContextManager[Any]:
@@ -112,12 +117,6 @@ def default_stacks(loaded: LoadedSpec, run: RunDir, model: Path) -> StackFactory
         return launch(loaded.spec, cohort, model, run.path, build)
 
     return factory
-
-
-def run_order(loaded: LoadedSpec, reference: str, only: list[str] | None) -> list[Cohort]:
-    """The reference first, then the matrix order (comparisons run after everything is on disk)."""
-    cohorts = [c for c in loaded.cohorts if only is None or c.name in only]
-    return sorted(cohorts, key=lambda c: c.name != reference)
 
 
 def run_canary(
@@ -129,102 +128,71 @@ def run_canary(
     stacks_factory: StackFactory | None = None,
     cohorts: list[str] | None = None,
 ) -> dict[str, CohortSummary]:
-    """Probe every cohort (or `cohorts`), compare, summarize; return cohort -> summary."""
-    cfg = canary_config(loaded)
-    console = console or Console(stderr=True)
-    reference = reference_cohort(loaded)
+    """Probe every canary cohort (or `cohorts`), compare, summarize; return cohort -> summary."""
     factory = stacks_factory or default_stacks(loaded, run, model)
-    order = [
-        c for c in run_order(loaded, reference, cohorts) if len(done_probes(run.cohort_dir(c.name), cfg)) < total(cfg)
-    ]
-    book = make_book(cfg, model, None, loaded.spec.model.served_name) if local_tokenizer(model) else None
-    walls: dict[str, float] = {}
-    with CanaryProgress(
-        console, [c.name for c in loaded.cohorts if cohorts is None or c.name in cohorts], total(cfg)
-    ) as progress:
-        for name in {c.name for c in loaded.cohorts} - {c.name for c in order}:
-            progress.status(name, "on disk (resumed)")
-            progress.advance(name, total(cfg))
-        _probe_all(loaded, run, order, factory, book, model, progress, walls)
-    return compare_and_summarize(loaded, run, walls)
+    with canary_stage(loaded, run, model, console or Console(stderr=True), cohorts) as stage:
+        order = [c for c in run_order(loaded, cohorts) if stage.pending(c)]
+        serve_each(order, factory, stage.serve, stage.start_failed, stage.starting)
+    return stage.summarize()
 
 
 def total(cfg: CanaryWorkload) -> int:
     return len(cfg.modes) * cfg.probes_per_mode
 
 
-StartedStack = tuple[AbstractContextManager[Any], Any]
+class CanaryStage:
+    """The canary's share of each cohort's stack session: probe the stack, time it, record a failed start.
 
-
-def _start(factory: StackFactory, cohort: Cohort) -> StartedStack:
-    cm = factory(cohort)
-    return cm, cm.__enter__()
-
-
-class _Starter:
-    """Starts the next cohort's stack while the current one starts or is probed: two stacks at most.
-
-    Server start-up dominates on CPU (30-60 s alone); two starting side by side share the cores better than
-    one after the other.
+    Comparisons wait for `summarize()`, after every cohort is probed (the reference may come later on resume).
     """
 
-    def __init__(self, factory: StackFactory) -> None:
-        self.factory = factory
-        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="canary-start")
-        self.pending: Future[StartedStack] | None = None
+    def __init__(self, loaded: LoadedSpec, run: RunDir, model: Path, progress: CanaryProgress) -> None:
+        self.loaded, self.run, self.model, self.progress = loaded, run, model, progress
+        self.cfg = canary_config(loaded)
+        served = cohort_model(loaded, reference_cohort(loaded)).served_name
+        self.book = make_book(self.cfg, model, None, served) if local_tokenizer(model) else None
+        self.walls: dict[str, float] = {}
+        self._t0: dict[str, float] = {}
 
-    def take(self, cohort: Cohort) -> Future[StartedStack]:
-        current, self.pending = self.pending or self.pool.submit(_start, self.factory, cohort), None
-        return current
+    def pending(self, cohort: Cohort) -> bool:
+        done = done_probes(self.run.cohort_dir(cohort.name), self.cfg)
+        return cohort.runs("canary") and len(done) < total(self.cfg)
 
-    def prefetch(self, cohort: Cohort | None) -> None:
-        if cohort is not None:
-            self.pending = self.pool.submit(_start, self.factory, cohort)
+    def starting(self, cohort: Cohort) -> None:
+        if self.pending(cohort):
+            self._t0[cohort.name] = time.monotonic()
+            self.progress.status(cohort.name, "starting server")
 
-    def close(self) -> None:
-        """A stack started ahead of time must not outlive an interrupted run."""
-        if self.pending is not None:
-            try:
-                cm, _ = self.pending.result()
-                cm.__exit__(None, None, None)
-            except Exception:
-                pass
-        self.pool.shutdown()
+    def serve(self, cohort: Cohort, stack: Any) -> None:
+        self.progress.status(cohort.name, "probing")
+        cdir = self.run.cohort_dir(cohort.name)
+        book = self.book or make_book(self.cfg, self.model, stack.base_url, cohort.model.served_name)
+        with _metrics(stack, cdir):
+            probe_endpoint(self.loaded, cohort.name, stack.base_url, cdir, book, self.progress)
+        self.walls[cohort.name] = round(time.monotonic() - self._t0.get(cohort.name, time.monotonic()), 1)
+        self.progress.status(cohort.name, "probed")
+
+    def start_failed(self, cohort: Cohort, reason: str) -> None:
+        _record_start_failure(self.loaded, self.run, cohort, reason, self.progress)
+
+    def summarize(self) -> dict[str, CohortSummary]:
+        return compare_and_summarize(self.loaded, self.run, self.walls)
 
 
-def _probe_all(
-    loaded: LoadedSpec,
-    run: RunDir,
-    order: list[Cohort],
-    factory: StackFactory,
-    book: PromptBook | None,
-    model: Path,
-    progress: CanaryProgress,
-    walls: dict[str, float],
-) -> None:
-    starter = _Starter(factory)
-    try:
-        for i, cohort in enumerate(order):
-            progress.status(cohort.name, "starting server")
-            t0 = time.monotonic()
-            current = starter.take(cohort)
-            starter.prefetch(order[i + 1] if i + 1 < len(order) else None)
-            try:
-                cm, stack = current.result()
-            except Exception as e:  # any launch failure is this cohort's infra failure
-                _record_start_failure(loaded, run, cohort, f"stack failed to start: {type(e).__name__}: {e}", progress)
-                continue
-            try:
-                progress.status(cohort.name, "probing")
-                use = book or make_book(canary_config(loaded), model, stack.base_url, loaded.spec.model.served_name)
-                with _metrics(stack, run.cohort_dir(cohort.name)):
-                    probe_endpoint(loaded, cohort.name, stack.base_url, run.cohort_dir(cohort.name), use, progress)
-            finally:
-                cm.__exit__(None, None, None)
-            walls[cohort.name] = round(time.monotonic() - t0, 1)
-            progress.status(cohort.name, "probed")
-    finally:
-        starter.close()
+@contextmanager
+def canary_stage(
+    loaded: LoadedSpec, run: RunDir, model: Path, console: Console, only: list[str] | None = None
+) -> Iterator[CanaryStage]:
+    """A `CanaryStage` with its progress view; cohorts whose probes are all on disk are shown as resumed."""
+    cfg = canary_config(loaded)
+    cohorts = [c for c in canary_cohorts(loaded) if only is None or c.name in only]
+    with CanaryProgress(console, [c.name for c in cohorts], total(cfg)) as progress:
+        stage = CanaryStage(loaded, run, model, progress)
+        for c in cohorts:
+            if not stage.pending(c):
+                progress.status(c.name, "on disk (resumed)")
+                progress.advance(c.name, total(cfg))
+        yield stage
 
 
 def _metrics(stack: Any, cohort_dir: Path) -> AbstractContextManager[Any]:

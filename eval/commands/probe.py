@@ -33,21 +33,23 @@ def probe(
     """
     from rich.console import Console
 
+    from eval.canary.results import reference_cohort
     from eval.canary.run import canary_config, run_canary
     from eval.canary.table import print_table
-    from eval.pipeline import model_path, write_cohorts
+    from eval.pipeline import model_path, model_paths, write_cohorts
     from eval.store.run import now, open_run
 
     loaded = load(files, config)
     canary_config(loaded)
     for name in cohort or []:
-        loaded.cohort(name)
+        if not loaded.cohort(name).runs("canary"):
+            fail(f"--cohort: {name} does not run the canary (it runs: {', '.join(loaded.cohort(name).workloads)})")
     if base_url is not None and len(cohort or []) != 1:
         fail("--base-url needs exactly one --cohort (the cohort whose stack answers at that URL)")
     console = Console(stderr=True)
     run = open_run(loaded, results, run_id)
-    model = model_path(loaded, console)
-    write_cohorts(loaded, run, str(model))
+    model = model_path(loaded, console, loaded.cohort(reference_cohort(loaded)).model_name)  # every canary cohort's
+    write_cohorts(loaded, run, model_paths(loaded))
     if base_url is not None:
         summaries = _probe_url(loaded, run, model, (cohort or [""])[0], base_url, console)
     else:
@@ -63,7 +65,7 @@ def _probe_url(loaded: Any, run: Any, model: Path, cohort: str, base_url: str, c
     from eval.canary.run import canary_config, make_book, probe_endpoint, total
 
     cfg = canary_config(loaded)
-    book = make_book(cfg, model, base_url, loaded.spec.model.served_name)
+    book = make_book(cfg, model, base_url, loaded.cohort(cohort).model.served_name)
     with CanaryProgress(console, [cohort], total(cfg)) as progress:
         progress.status(cohort, "probing")
         probe_endpoint(loaded, cohort, base_url.rstrip("/"), run.cohort_dir(cohort), book, progress)

@@ -53,7 +53,7 @@ def serve(
     except KeyError as e:
         fail(str(e.args[0]))
     build = _build_or_fail(loaded.spec, c.factors["build"], cache)
-    model = model_dir(loaded.spec)
+    model = model_dir(loaded.spec, name=c.model_name)
     stack = launch(loaded.spec, c, model, run_dir, build)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the stack as cleanly as Ctrl-C
     try:

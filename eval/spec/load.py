@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from eval.spec.errors import SpecError
 from eval.spec.matrix import Cohort, expand
-from eval.spec.models import CohortFile
+from eval.spec.models import DEFAULT_MODEL, CohortFile
 
 # Paths (dotted, `*` = any key) that do not change what a model outputs: changing them may resume a run.
 NON_OUTPUT_PATHS = (
@@ -195,6 +195,7 @@ def _check_files(spec: CohortFile, source: str) -> None:
         checks += [(f"builds.{bname}.patches[{i}].file", p.file) for i, p in enumerate(build.patches)]
         checks.append((f"builds.{bname}.wheel", build.wheel))
     checks.append(("model.chat_template", spec.model.chat_template))
+    checks += [(f"models.{name}.chat_template", m.chat_template) for name, m in spec.models.items()]
     if spec.workloads.swebench is not None:
         checks.append(("workloads.swebench.exclude", spec.workloads.swebench.exclude))
     for field, value in checks:
@@ -233,8 +234,10 @@ def load_spec(sources: list[str]) -> LoadedSpec:
 def _check_registries(spec: CohortFile, source: str) -> None:
     from eval.registry import AGENTS, MODEL_GENERATORS, known
 
-    if spec.model.generate is not None:
-        known(MODEL_GENERATORS, spec.model.generate.kind, "model.generate.kind", source)
+    for name, m in spec.all_models().items():
+        if m.generate is not None:
+            where = "model" if name == DEFAULT_MODEL else f"models.{name}"
+            known(MODEL_GENERATORS, m.generate.kind, f"{where}.generate.kind", source)
     if spec.workloads.swebench is not None:
         known(AGENTS, spec.workloads.swebench.agent.kind, "workloads.swebench.agent.kind", source)
 
@@ -253,6 +256,16 @@ def _drop(tree: Any, path: list[str]) -> None:
             del tree[k]
 
 
+def _drop_unset_choices(tree: dict[str, Any]) -> None:
+    """Per-cohort models and workloads left at their defaults leave the hash as it was before they existed."""
+    if not tree.get("models"):
+        tree.pop("models", None)
+    for entry in (tree.get("matrix") or {}).get("cohorts") or []:
+        for key in ("model", "workloads"):
+            if entry.get(key) is None:
+                entry.pop(key, None)
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -262,6 +275,7 @@ def output_hash(spec: CohortFile) -> str:
     tree = spec.model_dump(mode="json")
     for p in NON_OUTPUT_PATHS:
         _drop(tree, p.split("."))
+    _drop_unset_choices(tree)
     patches = {p.file: _digest(spec.resolve(p.file)) for b in spec.builds.values() for p in b.patches}
     blob = json.dumps({"spec": tree, "patches": patches}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -8,9 +8,11 @@ from typing import Any
 
 from eval.spec.errors import SpecError
 from eval.spec.models import (
+    DEFAULT_MODEL,
     Build,
     CohortEntry,
     CohortFile,
+    ModelSpec,
     PDTopology,
     SingleTopology,
     Speculative,
@@ -31,6 +33,9 @@ class Cohort:
     build: Build
     speculative: Speculative
     topology: SingleTopology | PDTopology
+    model: ModelSpec
+    model_name: str = DEFAULT_MODEL
+    workloads: tuple[str, ...] = ()
     server_args: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     control: str | None = None
@@ -39,12 +44,17 @@ class Cohort:
     def gpus(self) -> int:
         return self.topology.gpus
 
+    def runs(self, workload: str) -> bool:
+        """Whether this cohort runs `workload` (canary | swebench)."""
+        return workload in self.workloads
+
     def effective(self) -> dict[str, Any]:
         """Everything that defines this cohort's stack, for difference checks and hashing."""
         return {
             "build": self.build.model_dump(mode="json"),
             "speculative": self.speculative.vllm_config(),
             "topology": self.topology.model_dump(mode="json", exclude={"label"}),
+            "model": self.model.model_dump(mode="json"),
             "server_args": self.server_args,
             "env": self.env,
         }
@@ -123,6 +133,7 @@ def _cohort(spec: CohortFile, entry: CohortEntry, idx: int, domains: dict[str, d
     args.update(entry.server_args)
     env.update(entry.env)
     name = entry.name or "-".join(chosen[f] for f in CORE_FACTORS)
+    model_name, model = _model(spec, entry, where)
     return Cohort(
         name=name,
         label=entry.label or spec.matrix.labels.get(name, name),
@@ -131,9 +142,34 @@ def _cohort(spec: CohortFile, entry: CohortEntry, idx: int, domains: dict[str, d
         build=spec.builds[chosen["build"]],
         speculative=spec.speculative[chosen["speculative"]],
         topology=spec.topologies[chosen["topology"]],
+        model=model,
+        model_name=model_name,
+        workloads=_workloads(spec, entry, where),
         server_args=args,
         env=env,
     )
+
+
+def _model(spec: CohortFile, entry: CohortEntry, where: str) -> tuple[str, ModelSpec]:
+    models = spec.all_models()
+    name = entry.model or DEFAULT_MODEL
+    if name not in models:
+        raise SpecError(f"{where}.model", f"unknown model {name!r} (models: {', '.join(models)})")
+    return name, models[name]
+
+
+def _workloads(spec: CohortFile, entry: CohortEntry, where: str) -> tuple[str, ...]:
+    enabled = spec.workloads.enabled()
+    if entry.workloads is None:
+        return tuple(enabled)
+    for w in entry.workloads:
+        if w not in enabled:
+            raise SpecError(
+                f"{where}.workloads",
+                f"workload {w!r} is not declared (and enabled) under workloads "
+                f"(declared: {', '.join(enabled) or 'none'})",
+            )
+    return tuple(w for w in enabled if w in entry.workloads)
 
 
 def expand(spec: CohortFile) -> list[Cohort]:
@@ -161,16 +197,59 @@ def expand(spec: CohortFile) -> list[Cohort]:
             raise SpecError(f"{where}.cohort", f"{comp.cohort!r} already has a control")
         check_comparable(by_name[comp.cohort], by_name[comp.control], comp.differs_in, where, domains)
         controls[comp.cohort] = comp.control
-    return [Cohort(**{**c.__dict__, "control": controls.get(c.name)}) for c in cohorts]
+    out = [Cohort(**{**c.__dict__, "control": controls.get(c.name)}) for c in cohorts]
+    canary_reference(spec, out)
+    return out
+
+
+def canary_reference(spec: CohortFile, cohorts: list[Cohort]) -> str | None:
+    """The cohort whose canary outputs the others are compared with, after checking the canary's cohorts:
+    `workloads.canary.reference`, else the first canary cohort without a control. None without a canary."""
+    canary = [c for c in cohorts if c.runs("canary")]
+    cfg = spec.workloads.canary
+    if cfg is None or not cfg.enabled:
+        return None
+    if not canary:
+        raise SpecError("workloads.canary", "no cohort runs the canary (see matrix.cohorts[].workloads)")
+    if cfg.reference is not None:
+        names = [c.name for c in cohorts]
+        if cfg.reference not in names:
+            raise SpecError("workloads.canary.reference", f"no cohort {cfg.reference!r} (cohorts: {', '.join(names)})")
+        ref = next(c for c in cohorts if c.name == cfg.reference)
+        if not ref.runs("canary"):
+            raise SpecError(
+                "workloads.canary.reference",
+                f"{ref.name!r} does not run the canary (canary cohorts: {', '.join(c.name for c in canary)})",
+            )
+    else:
+        ref = next((c for c in canary if c.control is None), canary[0])
+    # Canary outputs are compared token by token (with the control or the reference): one model for all of them.
+    other = [c.name for c in canary if c.model_name != ref.model_name]
+    if other:
+        raise SpecError(
+            "workloads.canary.reference",
+            f"canary cohorts {other} use another model than the reference {ref.name} ({ref.model_name}): "
+            "canary outputs are compared token by token, so every canary cohort needs the same model",
+        )
+    return ref.name
 
 
 def check_comparable(
     a: Cohort, b: Cohort, differs_in: list[str], where: str, domains: dict[str, dict[str, Any]]
 ) -> None:
-    """Refuse a comparison whose cohorts differ in anything beyond the declared factors."""
+    """Refuse a comparison whose cohorts differ in anything beyond the declared factors (or model, or workloads)."""
     for f in differs_in:
-        if f not in domains:
-            raise SpecError(f"{where}.differs_in", f"unknown factor {f!r} (known: {', '.join(domains)})")
+        if f not in domains and f != "model":
+            raise SpecError(f"{where}.differs_in", f"unknown factor {f!r} (known: {', '.join([*domains, 'model'])})")
+    if a.model_name != b.model_name and "model" not in differs_in:
+        raise SpecError(
+            where,
+            f"{a.name} and {b.name} use different models ({a.model_name} vs {b.model_name}); "
+            "add model to differs_in or compare cohorts of one model",
+        )
+    missing = [w for w in a.workloads if not b.runs(w)]
+    if missing:
+        raise SpecError(where, f"{a.name} runs {missing} but its control {b.name} does not: nothing to compare with")
     for fname in domains:
         if fname not in differs_in and a.factors[fname] != b.factors[fname]:
             raise SpecError(

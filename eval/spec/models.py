@@ -298,9 +298,16 @@ class SWEBenchWorkload(Strict):
         return v
 
 
+WorkloadName = Literal["canary", "swebench"]
+
+
 class Workloads(Strict):
     canary: CanaryWorkload | None = None
     swebench: SWEBenchWorkload | None = None
+
+    def enabled(self) -> list[str]:
+        """Names of the declared, enabled workloads, in stage order."""
+        return [n for n in ("canary", "swebench") if (w := getattr(self, n)) is not None and w.enabled]
 
 
 class Sampling(Strict):
@@ -322,6 +329,10 @@ class CohortEntry(Strict):
     build: Name | None = None
     speculative: Name | None = None
     topology: Name | None = None
+    model: Name | None = Field(None, description="a name from `models` (default: the top-level `model`)")
+    workloads: list[WorkloadName] | None = Field(
+        None, min_length=1, description="workloads this cohort runs (default: every enabled workload)"
+    )
     factors: dict[Name, Name] = Field(default_factory=dict)
     server_args: dict[str, ServerArgValue] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
@@ -363,11 +374,15 @@ def _default_topologies() -> dict[str, SingleTopology | PDTopology]:
     return {"single": SingleTopology()}
 
 
+DEFAULT_MODEL = "default"
+
+
 class CohortFile(Strict):
     schema_version: Literal[1] = 1
     name: Name
     description: str = ""
-    model: ModelSpec
+    model: ModelSpec = Field(description="the default model (named `default`): cohorts that name none use it")
+    models: dict[Name, ModelSpec] = Field(default_factory=dict, description="more models, chosen per cohort entry")
     builds: dict[Name, Build]
     speculative: dict[Name, Speculative] = Field(default_factory=lambda: {"off": Speculative(label="Off")})
     topologies: dict[Name, Topology] = Field(default_factory=_default_topologies)
@@ -388,13 +403,24 @@ class CohortFile(Strict):
             raise ValueError("declare at least one build")
         return v
 
+    @field_validator("models")
+    @classmethod
+    def _model_names(cls, v: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
+        if DEFAULT_MODEL in v:
+            raise ValueError(f"{DEFAULT_MODEL!r} is the top-level `model`: give this one another name")
+        return v
+
     @field_validator("factors")
     @classmethod
     def _reserved(cls, v: dict[str, Factor]) -> dict[str, Factor]:
-        reserved = {"build", "speculative", "topology"}.intersection(v)
+        reserved = {"build", "speculative", "topology", "model"}.intersection(v)
         if reserved:
             raise ValueError(f"factor names {sorted(reserved)} are reserved: use the top-level blocks")
         return v
+
+    def all_models(self) -> dict[str, ModelSpec]:
+        """Model name -> spec: `default` (the top-level `model`) and every entry of `models`."""
+        return {DEFAULT_MODEL: self.model, **self.models}
 
     @property
     def base_dir(self) -> Path:

@@ -14,7 +14,7 @@ from typing import Any
 
 from eval.secrets import redact_argv, redact_env
 from eval.spec.matrix import Cohort
-from eval.spec.models import CohortFile, PDTopology
+from eval.spec.models import CohortFile, ModelSpec, PDTopology
 
 SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 _PLACEHOLDER = re.compile(r"\{(python|host|(?:port|url)\.[a-z]+\.\d+)\}")
@@ -62,8 +62,9 @@ def to_flags(args: dict[str, Any]) -> list[str]:
     return out
 
 
-def model_args(spec: CohortFile, model_path: str) -> dict[str, Any]:
-    m = spec.model
+def model_args(spec: CohortFile, model_path: str, model: ModelSpec | None = None) -> dict[str, Any]:
+    """Server flags of `model` (default: the file's default model) served from `model_path`."""
+    m = model or spec.model
     args: dict[str, Any] = {
         "model": model_path,
         "served_model_name": m.served_name,
@@ -82,7 +83,7 @@ def model_args(spec: CohortFile, model_path: str) -> dict[str, Any]:
 def _server(
     spec: CohortFile, cohort: Cohort, model_path: str, role: str, index: int, extra: dict[str, Any]
 ) -> ProcessCommand:
-    args = model_args(spec, model_path)
+    args = model_args(spec, model_path, cohort.model)
     args.update(host="{host}", port=f"{{port.{role}.{index}}}")
     args.update(extra)
     spec_cfg = cohort.speculative.vllm_config()

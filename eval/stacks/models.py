@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eval.spec.models import CohortFile
+from eval.spec.models import DEFAULT_MODEL, CohortFile
 from eval.stacks.envs import cache_root
 
 
-def model_dir(spec: CohortFile, out_dir: Path | None = None) -> Path:
-    """`model.path` resolved against the cohort file, or the generator's output under `out_dir` (default cache)."""
-    m = spec.model
+def model_dir(spec: CohortFile, out_dir: Path | None = None, name: str = DEFAULT_MODEL) -> Path:
+    """The model `name` (default: the top-level `model`): its path resolved against the cohort file, or the
+    generator's output under `out_dir` (default cache)."""
+    m = spec.all_models()[name]
     if m.path is not None:
         p = spec.resolve(m.path)
         return p if p.exists() else Path(m.path)  # hub-style names available offline pass through

@@ -69,9 +69,9 @@ def plan_scripts(loaded: LoadedSpec, cohort: Cohort) -> list[str]:
 
     spec = loaded.spec
     cdir = Path("<run>") / cohort.name
-    scripts = [stack_script(stack_job(spec, cohort, model_path_for_plan(loaded), cdir, None))]
+    scripts = [stack_script(stack_job(spec, cohort, model_path_for_plan(loaded, cohort), cdir, None))]
     sw = spec.workloads.swebench
-    instances = swebench_instances(loaded)
+    instances = swebench_instances(loaded) if cohort.runs("swebench") else 0
     if instances is None and sw is not None and sw.enabled:
         instances = spec.executor.slurm.shards or MAX_DEFAULT_SHARDS  # decided at submission from the tasks
     if instances:

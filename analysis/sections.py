@@ -40,7 +40,26 @@ def _verdict_counts(result: Analysis) -> dict[str, int]:
 
 
 def cohort_table(result: Analysis) -> list[Block]:
-    blocks: list[Block] = [Heading(2, "Cohorts"), tables.cohort_table(result)]
+    """The cohort table; when some cohorts run only the canary and others only SWE-bench (cohort.json's
+    `workloads`), one table per workload, each with its own cohorts and columns."""
+    split = (
+        result.has_units
+        and result.has_probes
+        and not all(s.runs("canary") and s.runs("swebench") for s in result.summaries.values())
+    )
+    if not split:
+        return [Heading(2, "Cohorts"), tables.cohort_table(result), *_cohort_notes(result)]
+    return [
+        Heading(2, "SWE-bench cohorts"),
+        tables.cohort_table(result, "swebench"),
+        *_cohort_notes(result),
+        Heading(2, "Canary cohorts"),
+        tables.cohort_table(result, "canary"),
+    ]
+
+
+def _cohort_notes(result: Analysis) -> list[Block]:
+    blocks: list[Block] = []
     if result.has_units:
         blocks.append(
             Para(
@@ -161,7 +180,8 @@ def corruption(result: Analysis, plots: dict[str, str]) -> list[Block]:
 
 
 def _acceptance_table(result: Analysis) -> Table:
-    rows = [[s.label, tables.pct(s.acceptance), tables.pct(s.corruption_rate)] for s in result.summaries.values()]
+    rows = [[s.label, tables.pct(s.acceptance), tables.pct(s.corruption_rate)]
+            for s in result.summaries.values() if s.units is not None]  # fmt: skip
     return Table(["Cohort", "Acceptance (accepted / draft tokens)", "Corrupted trajectories"], rows, {1, 2})
 
 

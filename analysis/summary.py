@@ -33,6 +33,7 @@ class CohortSummary:
     columns: dict[str, str]
     control: str | None
     policy: dict[str, Any]
+    workloads: list[str] | None = None  # what the cohort runs (cohort.json); None in runs that predate it
     units: int | None = None
     graded: int | None = None
     resolved: int | None = None
@@ -54,6 +55,10 @@ class CohortSummary:
     server: ServerHealth | None = None  # deaths and restarts of the cohort's server (server_events.jsonl)
     verdict: str | None = None
     reason: str | None = None
+
+    def runs(self, workload: str) -> bool:
+        """Whether the cohort runs `workload` (canary | swebench); runs that predate the record: every one."""
+        return self.workloads is None or workload in self.workloads
 
     @property
     def corruption_rate(self) -> float | None:
@@ -81,6 +86,7 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
             columns=dict(meta.get("columns") or {}),
             control=meta.get("control"),
             policy={**DEFAULT_POLICY, **(meta.get("policy") or {})},
+            workloads=list(meta["workloads"]) if isinstance(meta.get("workloads"), list) else None,
         )
         _add_units(s, run.units)
         _add_probes(s, run.probes)

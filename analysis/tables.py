@@ -55,24 +55,27 @@ def _canary_cell(s: CohortSummary) -> str:
     return ratio(s.probes_diverged, s.probes_compared)
 
 
-def cohort_table(result: Analysis) -> Table:
-    """One row per cohort; SWE-bench columns when the run has units, canary columns when it has probes."""
-    summaries = list(result.summaries.values())
+def cohort_table(result: Analysis, workload: str | None = None) -> Table:
+    """One row per cohort (per cohort that runs `workload`, when given); SWE-bench columns when the run has
+    units, canary columns when it has probes (only the workload's own columns, when given)."""
+    summaries = [s for s in result.summaries.values() if workload is None or s.runs(workload)]
     factors = varying_factors(summaries)
     header = ["Cohort", *(title for _, title in factors)]
-    if result.has_units:
+    with_units = result.has_units and workload in (None, "swebench")
+    with_probes = result.has_probes and workload in (None, "canary")
+    if with_units:
         header += ["Resolved", "Accuracy", "95% CI", "Infra failures", "Corrupted trajectories"]
-    if result.has_probes:
+    if with_probes:
         header += ["Canary diverged", "First divergence"]
     header.append("Verdict")
     rows = []
     for s in summaries:
         row = [s.label, *_factor_cells(s, factors)]
-        if result.has_units:
+        if with_units:
             ci = f"{pct(s.ci95[0])} – {pct(s.ci95[1])}" if s.ci95 else "—"
             infra = "—" if s.infra_failures is None else f"{s.infra_failures:,}"
             row += [ratio(s.resolved, s.graded), pct(s.accuracy), ci, infra, _corrupted_cell(s)]
-        if result.has_probes:
+        if with_probes:
             first = f"token {min(s.first_divergences)}" if s.first_divergences else "—"
             row += [_canary_cell(s), first]
         row.append(f"**{s.verdict}**")

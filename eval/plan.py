@@ -46,6 +46,10 @@ def swebench_instances(loaded: LoadedSpec) -> int | None:
         n = sw.expected_instances
     elif sw.path is not None:
         n = _count_local(loaded.spec.resolve(sw.path))
+    elif sw.dataset == "specqual/local":
+        from eval.tasks.local_set import default_dir
+
+        n = _count_local(default_dir())  # known once the set is generated (cached)
     else:
         n = KNOWN_DATASET_SIZES.get(sw.dataset)
     if n is not None and sw.limit is not None:

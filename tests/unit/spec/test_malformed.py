@@ -36,6 +36,31 @@ def _del(path: str) -> Edit:
     return edit
 
 
+def _cohorts(
+    a: dict[str, Any],
+    b: dict[str, Any] | None = None,
+    *,
+    models: bool = False,
+    canary: bool = False,
+    reference: str | None = None,
+    compare: bool = True,
+) -> Edit:
+    """An explicit matrix: cohort `a` (MTP off) with `a`'s keys, optionally `b` (MTP 5) compared with it."""
+
+    def edit(d: dict[str, Any]) -> None:
+        cohorts = [{"name": "a", "build": "patched", "speculative": "off", **a}]
+        if b is not None:
+            cohorts.append({"name": "b", "build": "patched", "speculative": "mtp5", **b})
+        d["matrix"] = {"cohorts": cohorts}
+        d["comparisons"] = [{"cohort": "b", "control": "a"}] if b is not None and compare else []
+        if models:
+            d["models"] = {"small": {"path": "/models/small"}}
+        if canary:
+            d["workloads"]["canary"] = {"reference": reference}
+
+    return edit
+
+
 # (case id, edit of the minimal file, extra CLI args, text the error must contain)
 CASES: list[tuple[str, Edit | None, list[str], str]] = [
     ("unknown top-level key", _set("modle", {}), [], "modle: Extra inputs are not permitted"),
@@ -106,6 +131,49 @@ CASES: list[tuple[str, Edit | None, list[str], str]] = [
     ("bad cohort name", _set("name", "has space"), [], "name"),
     ("reserved factor name", _set("factors", {"build": {"values": {"a": {}}}}), [], "factors"),
     ("schema version", _set("schema_version", 2), [], "schema_version"),
+    ("models named default", _set("models", {"default": {"path": "/m"}}), [], "models: 'default' is the top-level"),
+    ("model in models without source", _set("models", {"small": {"served_name": "s"}}), [], "models.small"),
+    (
+        "unknown generator in models",
+        _set("models", {"small": {"generate": {"kind": "huge"}}}),
+        [],
+        "models.small.generate.kind",
+    ),
+    ("factor named model", _set("factors", {"model": {"values": {"a": {}}}}), [], "reserved"),
+    ("cohort with unknown model", _cohorts({"model": "nope"}), [], "matrix.cohorts[0].model: unknown model 'nope'"),
+    ("cohort workload not declared", _cohorts({"workloads": ["canary"]}), [], "matrix.cohorts[0].workloads"),
+    ("cohort workload unknown", _cohorts({"workloads": ["bench"]}), [], "matrix.cohorts[0].workloads[0]"),
+    ("cohort workloads empty", _cohorts({"workloads": []}), [], "matrix.cohorts[0].workloads"),
+    (
+        "comparison across models",
+        _cohorts({}, {"model": "small"}, models=True),
+        [],
+        "use different models (small vs default)",
+    ),
+    (
+        "control does not run the workload",
+        _cohorts({"workloads": ["swebench"]}, {"workloads": ["canary"]}, canary=True),
+        [],
+        "runs ['canary'] but its control a does not",
+    ),
+    (
+        "canary reference runs no canary",
+        _cohorts({"workloads": ["canary"]}, {"workloads": ["swebench"]}, canary=True, reference="b", compare=False),
+        [],
+        "workloads.canary.reference: 'b' does not run the canary",
+    ),
+    (
+        "canary cohorts of two models",
+        _cohorts({}, {"model": "small"}, models=True, canary=True, compare=False),
+        [],
+        "every canary cohort needs the same model",
+    ),
+    (
+        "no cohort runs the canary",
+        _cohorts({"workloads": ["swebench"]}, {"workloads": ["swebench"]}, canary=True),
+        [],
+        "workloads.canary: no cohort runs the canary",
+    ),
     ("override unknown key", None, ["-c", "sampling.temprature=0.5"], "sampling.temprature=0.5"),
     ("override wrong type", None, ["-c", "workloads.swebench.repeats=many"], "workloads.swebench.repeats"),
     ("override through a scalar", None, ["-c", "name.first=x"], "bad override path"),

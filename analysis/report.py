@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis import plots, sections
-from analysis.document import Block, Image, to_html, to_markdown
+from analysis.document import Block, to_html, to_markdown
 from analysis.io import atomic_write_json, atomic_write_text
 from analysis.qualify import Analysis, analyze, summary_json
 
@@ -34,9 +34,7 @@ def make_plots(result: Analysis, plot_dir: Path) -> dict[str, str]:
 
 
 def build(result: Analysis, made: dict[str, str]) -> list[Block]:
-    blocks: list[Block] = [*sections.header(result), *sections.cohort_table(result)]
-    if "accuracy" in made:
-        blocks.append(Image(f"plots/{made['accuracy']}", "resolved accuracy per cohort"))
+    blocks: list[Block] = [*sections.header(result), *sections.cohort_table(result, made.get("accuracy"))]
     blocks += sections.verdicts(result)
     blocks += sections.comparisons(result, made)
     blocks += sections.sequential(result)

@@ -39,20 +39,22 @@ def _verdict_counts(result: Analysis) -> dict[str, int]:
     return out
 
 
-def cohort_table(result: Analysis) -> list[Block]:
-    """The cohort table; when some cohorts run only the canary and others only SWE-bench (cohort.json's
-    `workloads`), one table per workload, each with its own cohorts and columns."""
+def cohort_table(result: Analysis, accuracy_plot: str | None = None) -> list[Block]:
+    """The cohort table (and the accuracy plot after it); when some cohorts run only the canary and others only
+    SWE-bench (cohort.json's `workloads`), one table per workload, each with its own cohorts and columns."""
     split = (
         result.has_units
         and result.has_probes
         and not all(s.runs("canary") and s.runs("swebench") for s in result.summaries.values())
     )
+    plot = [Image(f"plots/{accuracy_plot}", "resolved accuracy per cohort")] if accuracy_plot else []
     if not split:
-        return [Heading(2, "Cohorts"), tables.cohort_table(result), *_cohort_notes(result)]
+        return [Heading(2, "Cohorts"), tables.cohort_table(result), *_cohort_notes(result), *plot]
     return [
         Heading(2, "SWE-bench cohorts"),
         tables.cohort_table(result, "swebench"),
         *_cohort_notes(result),
+        *plot,
         Heading(2, "Canary cohorts"),
         tables.cohort_table(result, "canary"),
     ]

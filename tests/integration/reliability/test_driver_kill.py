@@ -4,9 +4,10 @@ verdict parses, and the analysis's cohort table equals the one of an uninterrupt
 
 Kill points come from a fixed RNG seed: `SPECQUAL_KILL_POINTS` kills (3 in CI; the issue's full 20 with
 `SPECQUAL_KILL_POINTS=20 .venv/bin/python -m pytest tests/integration/reliability/test_driver_kill.py`), each at a
-uniform moment between 0.5 s and 80% of the reference run's time for the units left, so kills land in start-up,
-mid-unit, in grading and in between. One server serves every run (the package's fixture): a driver restart must
-not restart vLLM.
+uniform moment between 0.5 s and 70% of the reference run's time for the waves of units left plus one for the
+start-up (`concurrency` units run at once, and a killed unit starts again from scratch), so kills land in
+start-up, mid-unit, in grading and in between, and the run still has work left at each kill. One server serves
+every run (the package's fixture): a driver restart must not restart vLLM.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ KILL_SEED = int(os.environ.get("SPECQUAL_KILL_SEED", "20261202"))
 UNITS = 12
 
 
+def waves(units: int, concurrency: int = 4) -> int:
+    """Rounds of `concurrency` units (workloads.swebench.concurrency of the package's overrides)."""
+    return -(-units // concurrency)
+
+
 def argv(served: Served, run_id: str) -> list[str]:
     overrides = [x for o in served.overrides for x in ("-c", o)]
     return rollout_argv(COHORT_FILE, served.stack.base_url, served.results, COHORT, run_id, *overrides, "--grade")
@@ -52,7 +58,7 @@ def kill_repeatedly(served: Served, run_id: str, reference_s: float) -> list[tup
     kills: list[tuple[float, int, int]] = []
     while len(kills) < KILL_POINTS and unit_state(cohort_dir)[0] < UNITS:
         left = UNITS - unit_state(cohort_dir)[0]
-        delay = rng.uniform(0.5, max(1.0, 0.8 * reference_s * left / UNITS))
+        delay = rng.uniform(0.5, max(1.0, 0.7 * reference_s * (waves(left) + 1) / (waves(UNITS) + 1)))
         proc = subprocess.Popen(argv(served, run_id), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             proc.wait(delay)

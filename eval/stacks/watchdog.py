@@ -109,6 +109,8 @@ class Watchdog:
                 self.deaths += 1
                 self._event("died", p, exit_code=code, log_tail=p.log_tail(20))
                 p.stop(term_timeout_s=10.0)  # what is left of the group (vLLM's engine core)
+                if self._stop.is_set():  # the stack is being stopped: nothing to restart for
+                    return False
                 if self.restarts >= self.max_restarts:
                     self.gave_up = True
                     self._event("gave_up", p, exit_code=code, log_tail=p.log_tail(20))

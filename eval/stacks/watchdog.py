@@ -56,6 +56,7 @@ class Watchdog:
         startup_timeout_s: float,
         poll_s: float = 2.0,
         unhealthy_polls: int = 3,
+        health_timeout_s: float = 10.0,
         on_restart: Callable[[], None] | None = None,
     ) -> None:
         self.procs = procs
@@ -66,6 +67,7 @@ class Watchdog:
         self.startup_timeout_s = startup_timeout_s
         self.poll_s = poll_s
         self.unhealthy_polls = unhealthy_polls
+        self.health_timeout_s = health_timeout_s
         self.on_restart = on_restart
         self.deaths = 0
         self.restarts = 0
@@ -88,7 +90,7 @@ class Watchdog:
 
     def _run(self) -> None:
         failures = {p.key: 0 for p in self.procs}
-        with httpx.Client(timeout=10.0) as client:
+        with httpx.Client(timeout=self.health_timeout_s) as client:
             while not self._stop.wait(self.poll_s):
                 for p in self.procs:
                     code = p.exit_code()

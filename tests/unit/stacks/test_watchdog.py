@@ -1,6 +1,7 @@
 """The stack's watchdog against a real server process (the stub vLLM server of conftest.py) that is killed with
 SIGKILL again and again: each death is seen within 10 s and the server comes back on the same URL, until
-`server.max_restarts`; then the watchdog gives up, records why, and the report makes the cohort INCONCLUSIVE."""
+`server.max_restarts`; then the watchdog gives up, records why, and the report makes the cohort INCONCLUSIVE.
+A server that is alive but stops answering (SIGSTOP) is restarted too."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ import httpx
 
 from eval.spec.load import load_spec
 from eval.stacks import ensure_build, launch
-from eval.stacks.process import processes_with_env
-from eval.stacks.watchdog import EVENTS_FILE
+from eval.stacks.process import ManagedProcess, processes_with_env
+from eval.stacks.resources import free_ports
+from eval.stacks.watchdog import EVENTS_FILE, Watchdog, answers
 from eval.store.run import open_run
 
 
@@ -75,3 +77,42 @@ def test_server_killed_again_and_again_is_restarted_then_given_up(
     assert report.returncode == 0, report.stderr
     line = next(x for x in report.stdout.splitlines() if "stock-off" in x)
     assert line.startswith("INCONCLUSIVE") and "server died 3 times (restarted 2, max_restarts 2)" in line
+
+
+HEALTH_SERVER = r"""
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path in ("/health", "/v1/models") else 404); self.end_headers()
+    def log_message(self, *a): pass
+HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def test_a_hung_server_is_restarted(tmp_path: Path) -> None:
+    """Alive but not answering /health (SIGSTOP) for `unhealthy_polls` polls in a row: dead, restarted."""
+    port = free_ports(1, "127.0.0.1")[0]
+    argv = [sys.executable, "-c", HEALTH_SERVER, str(port)]
+    proc = ManagedProcess("server", 0, argv, dict(os.environ), {}, tmp_path / "server.log", port)
+    proc.start()
+    url = f"http://127.0.0.1:{port}"
+    events = tmp_path / EVENTS_FILE
+    dog = Watchdog([proc], lambda p: url, events, stack_id="hung", max_restarts=1, startup_timeout_s=30, poll_s=0.5,
+                   health_timeout_s=1.0)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        with httpx.Client(timeout=5) as client:
+            while time.monotonic() < deadline and not answers(client, url + "/health"):
+                time.sleep(0.1)
+        dog.start()
+        hung = proc.pid
+        assert hung is not None
+        os.kill(hung, signal.SIGSTOP)
+        died = wait_for_event(events, "died", 1, 30)
+        assert died["exit_code"] is None  # alive, but unresponsive
+        wait_for_event(events, "restarted", 1, 60)
+        assert proc.pid != hung and httpx.get(url + "/health").status_code == 200
+    finally:
+        dog.stop()
+        proc.stop()

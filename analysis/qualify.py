@@ -48,6 +48,8 @@ def analyze(path: Path | str | RunData) -> Analysis:
             cmp = compare(run.units, name, s.control, alpha, float(s.policy["non_inferiority_margin"]))
             if cmp is not None:
                 comparisons[name] = cmp
+        if s.control in summaries:
+            s.control_corruption_rate = summaries[s.control].corruption_rate
         s.verdict, s.reason = verdict.decide(s, comparisons.get(name))
     return Analysis(run, summaries, comparisons)
 

@@ -6,6 +6,7 @@ Fields a workload did not produce stay None (a canary-only run has no units; a S
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import pandas as pd
@@ -43,6 +44,7 @@ class CohortSummary:
     ungraded: int | None = None
     classified: int | None = None
     corrupted_trajectories: int | None = None
+    control_corruption_rate: float | None = None  # the control's, set where both were classified (analysis.qualify)
     labels: dict[str, int] | None = None
     probes_total: int | None = None
     probes_compared: int | None = None
@@ -137,12 +139,25 @@ def _add_probes(s: CohortSummary, probes: pd.DataFrame) -> None:
 
 
 def acceptance(metrics: pd.DataFrame, cohort: str) -> float | None:
-    """Accepted / proposed draft tokens over the run: counter growth between the first and last snapshot."""
+    """Accepted / proposed draft tokens over the run: counter growth across the snapshots."""
     mine = metrics[metrics["cohort"] == cohort].sort_values("t")
-    drafts = mine["spec_decode_num_draft_tokens"].dropna()
-    accepted = mine["spec_decode_num_accepted_tokens"].dropna()
-    if len(drafts) < 1 or len(accepted) < 1:
+    proposed = counter_growth(mine["spec_decode_num_draft_tokens"].dropna().tolist())
+    taken = counter_growth(mine["spec_decode_num_accepted_tokens"].dropna().tolist())
+    if proposed is None or taken is None or proposed <= 0:
         return None
-    proposed = float(drafts.max() - (drafts.min() if len(drafts) > 1 else 0))
-    taken = float(accepted.max() - (accepted.min() if len(accepted) > 1 else 0))
-    return taken / proposed if proposed > 0 else None
+    return taken / proposed
+
+
+def counter_growth(values: list[float]) -> float | None:
+    """How much a Prometheus counter grew over snapshots; a drop is a restarted server (counting from zero again).
+
+    One snapshot counts from zero; more count from the first (taken before the workload started).
+    """
+    if not values:
+        return None
+    if len(values) == 1:
+        return float(values[0])
+    grown = 0.0
+    for before, after in pairwise(values):
+        grown += after - before if after >= before else after
+    return grown

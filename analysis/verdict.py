@@ -2,7 +2,9 @@
 
 The rule (written into every report):
 1. FAIL when the canary diverged (if `canary_must_be_clean`), or when the share of corrupted trajectories
-   exceeds `corruption_ceiling`: evidence of damage fails a build whatever else is missing.
+   exceeds `corruption_ceiling`: evidence of damage fails a build whatever else is missing. With a control,
+   the ceiling bounds the excess over the control's share (what the compared factor added: a model that loops
+   on its own fails its control, not every cohort compared with it); without one, the share itself.
 2. INCONCLUSIVE when more than `max_infra_rate` of the units have no grade (infra failures, ungraded), or of
    the instances are not graded in both the cohort and its control, or when the cohort's server kept dying and
    the stack gave up restarting it (`server.max_restarts`): the accuracy test is not run on a sample the
@@ -28,7 +30,7 @@ def pct(x: float) -> str:
 
 
 def pts(x: float) -> str:
-    return f"{100 * x:+.2f} pts"
+    return f"{round(100 * x, 2) + 0.0:+.2f} pts"  # + 0.0: no "-0.00" for a difference that rounds to zero
 
 
 def _canary(s: CohortSummary, fails: list[str], notes: list[str], missing: list[str]) -> None:
@@ -60,7 +62,15 @@ def _corruption(s: CohortSummary, fails: list[str], notes: list[str]) -> None:
         return
     ceiling = float(s.policy["corruption_ceiling"])
     msg = f"corrupted trajectories {s.corrupted_trajectories}/{s.classified} = {pct(rate)}"
-    if rate > ceiling:
+    base = s.control_corruption_rate
+    if base is not None:
+        excess = rate - base
+        msg = f"{msg}, {s.control} {pct(base)}: excess {pts(excess)}"
+        if excess > ceiling:
+            fails.append(f"{msg} > ceiling {100 * ceiling:.2f} pts")
+        else:
+            notes.append(f"{msg} <= ceiling {100 * ceiling:.2f} pts")
+    elif rate > ceiling:
         fails.append(f"{msg} > ceiling {pct(ceiling)}")
     else:
         notes.append(f"{msg} <= ceiling {pct(ceiling)}")

@@ -80,6 +80,9 @@ def test_the_report_states_the_verdicts_and_provenance(run_dir: Path) -> None:
     assert verdicts["fixed-reverted-mtp5"] == "FAIL"
     assert verdicts["release-off"] == "FAIL"  # the engine dies: stated in the reason, not hidden as a reference
     assert "server failed" in summary_json["cohorts"]["release-off"]["reason"]
+    # ngram's corruption is judged on its excess over its control (SmolLM2 loops with and without speculation).
+    assert ", smollm2-off " in summary_json["cohorts"]["smollm2-ngram"]["reason"]
+    assert "excess" in summary_json["cohorts"]["smollm2-ngram"]["reason"]
     report = (run_dir / "report.md").read_text()
     assert "First divergence" in report and "pr55178-fix-v0.32.0.patch" in report
 

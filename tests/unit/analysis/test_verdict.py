@@ -108,3 +108,16 @@ def test_unanswered_probes_without_a_server_error_stay_inconclusive() -> None:
     s = summary(units=None, probes_compared=0, probes_infra=56, probes_total=56, control=None)
     verdict, reason = decide(s, None)
     assert verdict == "INCONCLUSIVE" and "failed on infrastructure" in reason
+
+
+def test_corruption_with_a_control_is_judged_on_the_excess_over_it() -> None:
+    # The control itself loops in 10% of trajectories: the cohort adds 1 point, under the 2-point ceiling.
+    verdict, reason = decide(summary(corrupted_trajectories=165, control_corruption_rate=0.10), comparison(-0.02, 0.02))
+    assert verdict == "PASS" and "off 10.00%: excess +1.00 pts <= ceiling 2.00 pts" in reason
+    verdict, reason = decide(summary(corrupted_trajectories=195, control_corruption_rate=0.10), comparison(-0.02, 0.02))
+    assert verdict == "FAIL" and "excess +3.00 pts > ceiling 2.00 pts" in reason
+
+
+def test_corruption_without_a_control_is_judged_on_its_own_share() -> None:
+    verdict, reason = decide(summary(control=None, corrupted_trajectories=150), None)
+    assert verdict == "FAIL" and "10.00% > ceiling 2.00%" in reason

@@ -361,7 +361,9 @@ class Comparison(Strict):
 
 class Policy(Strict):
     non_inferiority_margin: float = Field(0.03, ge=0, le=1)
-    corruption_ceiling: float = Field(0.02, ge=0, le=1)
+    corruption_ceiling: float = Field(
+        0.02, ge=0, le=1, description="max share of corrupted trajectories; with a control, max excess over its share"
+    )
     max_infra_rate: float = Field(0.05, ge=0, le=1)
     canary_must_be_clean: bool = True
     alpha: float = Field(0.05, gt=0, lt=1)

@@ -152,8 +152,9 @@ def grade_leftovers(run: RunDir, console: Console) -> None:
     from eval.grading.rerun import grade_run
 
     counts = grade_run(run.path)
-    if sum(counts.values()):
-        console.print(f"grading: {dict(counts)}")
+    graded = {k: v for k, v in counts.items() if k != "skipped" and v}  # skipped: graded while units ran
+    if graded:
+        console.print(f"grading left-overs: {graded}")
 
 
 def classify_stage(run: RunDir, console: Console) -> None:

@@ -1,0 +1,99 @@
+"""The workload blocks of a cohort file (`workloads:`): the canary probe and the SWE-bench rollouts."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from eval.spec.base import Name, Strict
+
+CanaryMode = Literal["prefix_hit", "prefix_hit_concurrent", "fresh", "tool_aba"]
+DEFAULT_CANARY_MODES: tuple[CanaryMode, ...] = ("prefix_hit", "prefix_hit_concurrent", "fresh")
+
+
+class CanaryWorkload(Strict):
+    enabled: bool = True
+    modes: list[CanaryMode] = Field(default_factory=lambda: list(DEFAULT_CANARY_MODES))
+    probes_per_mode: int = Field(8, ge=1)
+    block_size: int = Field(64, ge=1, description="KV block size of the server (prefix hits are block-aligned)")
+    warm_blocks: int = Field(2, ge=1, description="prompt blocks that get cached before the probe")
+    extra_warm_tokens: int = Field(32, ge=0)
+    max_tokens: int = Field(32, ge=1)
+    concurrent_max_tokens: int = Field(400, ge=1)
+    seed: int = 0
+    tool_burst: int = Field(6, ge=1, description="agent-like chats sent during tool_aba's B request")
+    reference: Name | None = Field(
+        None, description="cohort whose outputs cohorts without a control are compared with (default: first such)"
+    )
+
+
+class AgentSpec(Strict):
+    kind: str = Field("toolcall", description="toolcall | gold | empty (registry name)")
+    max_turns: int = Field(50, ge=1)
+    max_tokens_per_reply: int = Field(4096, ge=1)
+    command_timeout_s: float = Field(120, gt=0)
+    observation_max_chars: int = Field(10000, ge=100)
+    tools: list[str] = Field(default_factory=lambda: ["bash", "submit"])
+    tool_choice: Literal["auto", "required"] = "auto"
+    system_prompt: str | None = None
+    feedback: dict[str, str] = Field(default_factory=dict, description="message per failure kind")
+    strict_tools: bool = Field(False, description='send "strict": true on each tool (guided arguments)')
+    final_answer_pattern: str | None = Field(None, description="regex: a reply without tool call that ends it")
+    max_consecutive_no_tool_calls: int = Field(3, ge=1, description="then exit_reason no_tool_call")
+    return_token_ids: bool = Field(True, description="ask vLLM for prompt/output token ids")
+    request_timeout_s: float = Field(900, gt=0)
+    request_retries: int = Field(3, ge=0, description="retries of a request on connection errors and 5xx")
+
+
+class SandboxSpec(Strict):
+    kind: Literal["docker", "bwrap"] = "docker"
+    cpus: float = Field(1.0, gt=0)
+    memory_gb: float = Field(8.0, gt=0)
+
+
+class GraderSpec(Strict):
+    kind: Literal["docker", "local", "modal"] = "docker"
+    timeout_s: float = Field(1800, gt=0)
+    workers: int = Field(4, ge=1)
+
+
+class SWEBenchWorkload(Strict):
+    enabled: bool = True
+    dataset: str = "SWE-bench/SWE-bench_Verified"
+    path: str | None = Field(None, description="local parquet/JSONL copy, or a local task set directory")
+    split: str = "test"
+    instances: list[str] | None = None
+    filter: str | None = Field(None, description="regular expression on instance_id")
+    exclude: str | None = Field(None, description="exclusion list file (instance_id and reason per line)")
+    limit: int | None = Field(None, ge=1)
+    repeats: int = Field(3, ge=1)
+    agent: AgentSpec = AgentSpec()
+    sandbox: SandboxSpec = SandboxSpec()
+    grader: GraderSpec = GraderSpec()
+    concurrency: int = Field(16, ge=1)
+    max_infra_retries: int = Field(2, ge=0)
+    expected_instances: int | None = Field(None, ge=1, description="instance count for plans when offline")
+
+    @field_validator("filter")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as e:
+                raise ValueError(f"not a regular expression: {e}") from None
+        return v
+
+
+WorkloadName = Literal["canary", "swebench"]
+
+
+class Workloads(Strict):
+    canary: CanaryWorkload | None = None
+    swebench: SWEBenchWorkload | None = None
+
+    def enabled(self) -> list[str]:
+        """Names of the declared, enabled workloads, in stage order."""
+        return [n for n in ("canary", "swebench") if (w := getattr(self, n)) is not None and w.enabled]

@@ -4,11 +4,14 @@ Same readiness, logs, provenance and stop semantics as the local stack (it reuse
 process is a container: GPUs through the SDK's device requests, the model directory mounted read-only at the
 same path, logs copied from the container into `<run>/<cohort>/logs/`. A P/D router runs as a local process.
 Verification runs the same probe inside the image: the patched files must hash to what the image recorded.
+The stack's watchdog restarts a container that dies mid-run (a new container, same arguments and port), and
+each container has a reaper that stops and removes it if the driver dies without doing so (SIGKILL included).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +19,7 @@ from eval.stacks.commands import SERVER_MODULE, ProcessCommand
 from eval.stacks.local import LocalStack, StackError
 from eval.stacks.probe import _PROBE
 from eval.stacks.process import ManagedProcess, now_iso
+from eval.stacks.reaper import ContainerReaper
 
 
 def _docker() -> Any:
@@ -26,12 +30,21 @@ def _docker() -> Any:
     return docker
 
 
+def docker_host() -> str:
+    """The engine the SDK's `from_env()` talks to, for the container reaper (`unix://...` or `tcp://...`)."""
+    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
 @dataclass
 class ContainerProcess(ManagedProcess):
+    """One vLLM process as a container. A restart (the stack's watchdog) runs a new container with the same
+    arguments; the log keeps every container's output, each after its own `=== specqual` header."""
+
     image: str = ""
     gpu_ids: tuple[int, ...] = ()
     mounts: tuple[str, ...] = ()
     container: Any = None
+    _log_base: int = 0  # where the running container's output starts in the log file
 
     def start(self) -> None:
         docker = _docker()
@@ -42,6 +55,10 @@ class ContainerProcess(ManagedProcess):
             devices = [docker.types.DeviceRequest(device_ids=ids, capabilities=[["gpu"]])]
         volumes = {m: {"bind": m, "mode": "ro"} for m in self.mounts}
         entry_len = 3 if self.argv[1:3] == ["-m", SERVER_MODULE] else 1
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            log.write(f"=== specqual {now_iso()}: docker {self.image} {self.shell()}\n".encode())
+            self._log_base = log.tell()
         self.container = client.containers.run(
             self.image,
             command=self.argv[entry_len:],
@@ -54,8 +71,9 @@ class ContainerProcess(ManagedProcess):
             detach=True,
             labels={"specqual.stack": self.env.get("SPECQUAL_STACK_ID", "")},
         )
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.log_path.write_text(f"=== specqual {now_iso()}: docker {self.image} {self.shell()}\n")
+        host = docker_host()
+        if host.startswith(("unix://", "tcp://")) and not os.environ.get("DOCKER_TLS_VERIFY"):
+            self.reaper = ContainerReaper(host, self.container.id)  # removed with the driver, even on SIGKILL
 
     @property
     def pid(self) -> int | None:
@@ -63,9 +81,11 @@ class ContainerProcess(ManagedProcess):
 
     def _sync_log(self) -> None:
         if self.container is not None:
-            text = self.container.logs().decode("utf-8", "replace")
-            head = self.log_path.read_text().splitlines()[0] if self.log_path.exists() else ""
-            self.log_path.write_text(head + "\n" + text)
+            text = self.container.logs()
+            with self.log_path.open("r+b") as log:
+                log.truncate(self._log_base)
+                log.seek(self._log_base)
+                log.write(text)
 
     def exit_code(self) -> int | None:
         if self.container is None:
@@ -74,6 +94,9 @@ class ContainerProcess(ManagedProcess):
         if self.container.status in ("exited", "dead"):
             return int(self.container.attrs["State"]["ExitCode"])
         return None
+
+    def running(self) -> bool:
+        return self.container is not None and self.exit_code() is None
 
     def log_tail(self, lines: int = 60) -> str:
         self._sync_log()
@@ -87,6 +110,9 @@ class ContainerProcess(ManagedProcess):
         self._sync_log()
         self.container.remove(force=True)
         self.container = None
+        if self.reaper is not None:
+            self.reaper.disarm()
+            self.reaper = None
 
 
 class DockerStack(LocalStack):

@@ -69,6 +69,7 @@ def launch(
             extra_env=env,
             gpu_pool=gpu_pool,
             startup_timeout_s=timeout,
+            max_restarts=spec.server.max_restarts,
             model_dir=str(model_path),
         )
     from eval.stacks.local import LocalStack

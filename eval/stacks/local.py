@@ -222,7 +222,7 @@ class LocalStack:
         """Every process runs, or the watchdog is restarting one (and has not given up)."""
         if self.watchdog is not None and self.watchdog.recovering:
             return True
-        return bool(self.procs) and all(p.popen is not None and p.exit_code() is None for p in self.procs)
+        return bool(self.procs) and all(p.running() for p in self.procs)
 
     # ------------------------------------------------------------ stop
 

@@ -100,6 +100,10 @@ class ManagedProcess:
     def exit_code(self) -> int | None:
         return self.popen.poll() if self.popen else None
 
+    def running(self) -> bool:
+        """Started and not exited."""
+        return self.popen is not None and self.exit_code() is None
+
     def log_tail(self, lines: int = 60) -> str:
         try:
             data = self.log_path.read_bytes()[-200_000:]

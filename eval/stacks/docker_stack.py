@@ -10,6 +10,7 @@ each container has a reaper that stops and removes it if the driver dies without
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ def _docker() -> Any:
     except ImportError as e:
         raise StackError("docker stacks need the docker SDK: pip install docker") from e
     return docker
+
+
+GONE = -1  # the exit code reported for a container that no longer exists
 
 
 def docker_host() -> str:
@@ -80,17 +84,25 @@ class ContainerProcess(ManagedProcess):
         return None
 
     def _sync_log(self) -> None:
-        if self.container is not None:
+        if self.container is None:
+            return
+        try:
             text = self.container.logs()
-            with self.log_path.open("r+b") as log:
-                log.truncate(self._log_base)
-                log.seek(self._log_base)
-                log.write(text)
+        except _docker().errors.NotFound:  # removed behind our back: its output is gone with it
+            return
+        with self.log_path.open("r+b") as log:
+            log.truncate(self._log_base)
+            log.seek(self._log_base)
+            log.write(text)
 
     def exit_code(self) -> int | None:
+        """The container's exit code; GONE when it was removed behind the stack's back (`docker rm -f`)."""
         if self.container is None:
             return None
-        self.container.reload()
+        try:
+            self.container.reload()
+        except _docker().errors.NotFound:
+            return GONE
         if self.container.status in ("exited", "dead"):
             return int(self.container.attrs["State"]["ExitCode"])
         return None
@@ -106,9 +118,10 @@ class ContainerProcess(ManagedProcess):
         if self.container is None:
             return
         self._sync_log()
-        self.container.stop(timeout=int(term_timeout_s))
-        self._sync_log()
-        self.container.remove(force=True)
+        with contextlib.suppress(_docker().errors.NotFound):  # already removed: nothing left to stop
+            self.container.stop(timeout=int(term_timeout_s))
+            self._sync_log()
+            self.container.remove(force=True)
         self.container = None
         if self.reaper is not None:
             self.reaper.disarm()

@@ -19,12 +19,13 @@ import pytest
 
 from eval.spec.load import load_spec
 from eval.stacks import ensure_build, launch
+from eval.stacks.docker_stack import GONE
 from eval.stacks.watchdog import EVENTS_FILE
 from eval.store.run import open_run
 from tests.unit.stacks.docker_engine_double import FakeDockerEngine
 from tests.unit.stacks.test_watchdog import read_events, wait_for_event
 
-pytest.importorskip("docker")
+docker = pytest.importorskip("docker")
 
 REPO = Path(__file__).resolve().parents[3]
 IMAGE = "fake/vllm-openai:0.32.0"
@@ -100,11 +101,26 @@ def test_docker_stack_serves_is_restarted_by_its_watchdog_and_leaves_nothing(
     assert stack_json["stopped_at"] is not None and stack_json["build"] == "stock"
 
 
+def test_a_container_removed_behind_the_stacks_back_is_replaced(tmp_path: Path, engine: FakeDockerEngine) -> None:
+    loaded = load_spec([str(cohort_file(tmp_path))])
+    build = ensure_build(loaded.spec, "stock", cache=tmp_path / "cache")
+    with launch(loaded.spec, "stock-off", "/models/none", tmp_path / "run", build, startup_timeout_s=60) as stack:
+        first = stack.procs[0].container.id
+        docker.from_env().containers.get(first).remove(force=True)  # an operator's `docker rm -f`
+        events = tmp_path / "run" / "stock-off" / EVENTS_FILE
+        assert wait_for_event(events, "died", 1, 15)["exit_code"] == GONE
+        wait_for_event(events, "restarted", 1, 60)
+        assert stack.procs[0].container.id != first and stack.alive()
+        assert httpx.get(stack.base_url + "/health").status_code == 200
+    assert engine.live() == []
+
+
 DRIVER = r"""
 import sys, threading, time
 from pathlib import Path
 from eval.spec.load import load_spec
 from eval.stacks import ensure_build, launch
+from eval.stacks.docker_stack import GONE
 
 spec = load_spec([sys.argv[1]]).spec
 build = ensure_build(spec, "stock", cache=Path(sys.argv[2]))

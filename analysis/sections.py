@@ -7,6 +7,7 @@ from collections import Counter
 
 from analysis import stats, tables, verdict
 from analysis.document import Block, Bullets, Code, Heading, Image, Para, Table
+from analysis.fmt import num, pts
 from analysis.qualify import Analysis
 from analysis.sequential import Design
 
@@ -120,7 +121,7 @@ def comparisons(result: Analysis, plots: dict[str, str]) -> list[Block]:
         blocks += [Heading(3, f"{result.summaries[name].label} vs {result.summaries[c.control].label}")]
         blocks.append(tables.flip_table(result, name))
         ties = f"; {c.flips['ties']} instances with a tied majority left out" if c.flips["ties"] else ""
-        blocks.append(Para(f"Exact McNemar p = {c.mcnemar_p:.3g}{ties}. Relative accuracy {c.relative:.3f}."))
+        blocks.append(Para(f"Exact McNemar p = {c.mcnemar_p:.3g}{ties}. Relative accuracy {num(c.relative, '.3f')}."))
         margin = float(result.summaries[name].policy["non_inferiority_margin"])
         if c.mdd > margin:
             blocks.append(
@@ -158,10 +159,6 @@ def sequential(result: Analysis) -> list[Block]:
         ),
         Table(["Cohort", "Decision", "Instances used", "Look", "Drop, pts", "Boundaries c_1..c_K"], rows),
     ]
-
-
-def pts(x: float) -> str:
-    return f"{100 * x:+.2f}"
 
 
 def corruption(result: Analysis, plots: dict[str, str]) -> list[Block]:

@@ -6,22 +6,14 @@ Original regression | Unpatched (fix reverted) | 5 | 57 / 1,500 | 3.80% | 2.87% 
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 import pandas as pd
 
 from analysis.document import Table
+from analysis.fmt import num, pct, pts
 from analysis.qualify import Analysis
 from analysis.summary import CohortSummary
-
-
-def pct(x: float | None, digits: int = 2) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f}%"
-
-
-def pts(x: float) -> str:
-    return f"{100 * x:+.2f}"
 
 
 def ratio(k: int | None, n: int | None) -> str:
@@ -110,9 +102,9 @@ def comparison_table(result: Analysis) -> Table:
                 pct(c.rate_cohort),
                 f"{pts(c.diff)} ({pts(c.diff_ci95[0])} .. {pts(c.diff_ci95[1])})",
                 f"{pts(c.drop_ci[0])} .. {pts(c.drop_ci[1])}",
-                f"{c.mcnemar_p:.2g}",
-                f"{100 * c.mdd:.1f}",
-                f"{c.icc:.2f}",
+                num(c.mcnemar_p, ".2g"),
+                num(100 * c.mdd, ".1f"),
+                num(c.icc, ".2f"),
                 seq,
             ]
         )

@@ -19,18 +19,16 @@ The rule (written into every report):
 
 from __future__ import annotations
 
+from analysis import fmt
+from analysis.fmt import pct
 from analysis.paired import PairedComparison
 from analysis.summary import CohortSummary
 
 RULE = __doc__.split("The rule (written into every report):\n", 1)[1] if __doc__ else ""
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.2f}%"
-
-
 def pts(x: float) -> str:
-    return f"{round(100 * x, 2) + 0.0:+.2f} pts"  # + 0.0: no "-0.00" for a difference that rounds to zero
+    return f"{fmt.pts(x)} pts"
 
 
 def _canary(s: CohortSummary, fails: list[str], notes: list[str], missing: list[str]) -> None:

@@ -14,6 +14,7 @@ seconds from detection to ready). The analysis package reads this file; the sche
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -93,7 +94,7 @@ class Watchdog:
         with httpx.Client(timeout=self.health_timeout_s) as client:
             while not self._stop.wait(self.poll_s):
                 for p in self.procs:
-                    code = p.exit_code()
+                    code = self._exit_code(p)
                     if code is None:
                         healthy = answers(client, self.url_of(p) + "/health")
                         failures[p.key] = 0 if healthy else failures[p.key] + 1
@@ -103,39 +104,72 @@ class Watchdog:
                     if not self._recover(p, code, client):
                         return
 
+    @staticmethod
+    def _exit_code(p: ManagedProcess) -> int | None:
+        """None while running, or when asking failed (a docker engine restarting): then /health decides. An
+        exception here must not end the thread: the stack would go unwatched for the rest of the run."""
+        try:
+            return p.exit_code()
+        except Exception:
+            return None
+
+    def _start(self, p: ManagedProcess) -> str | None:
+        """Start `p` again; the error when it could not be started (it then counts as another death)."""
+        try:
+            p.start()
+        except Exception as e:
+            return f"{type(e).__name__}: {e}"
+        return None
+
     def _recover(self, p: ManagedProcess, code: int | None, client: httpx.Client) -> bool:
         """Restart `p` until it is ready; False once the watchdog gives up (or is stopped)."""
         self.recovering = True
         try:
+            error: str | None = None
             while not self._stop.is_set():
                 self.deaths += 1
-                self._event("died", p, exit_code=code, log_tail=p.log_tail(20))
-                p.stop(term_timeout_s=10.0)  # what is left of the group (vLLM's engine core)
+                tail = error or self._log_tail(p)
+                self._event("died", p, exit_code=code, log_tail=tail)
+                self._stop_leftovers(p)
                 if self._stop.is_set():  # the stack is being stopped: nothing to restart for
                     return False
                 if self.restarts >= self.max_restarts:
                     self.gave_up = True
-                    self._event("gave_up", p, exit_code=code, log_tail=p.log_tail(20))
+                    self._event("gave_up", p, exit_code=code, log_tail=tail)
                     return False
                 self.restarts += 1
                 detected = time.monotonic()
-                p.start()
-                code = self._wait_ready(p, client)
+                error = self._start(p)
+                code = -1 if error else self._wait_ready(p, client)
                 if code is None and not self._stop.is_set():
                     self._event("restarted", p, ready_s=round(time.monotonic() - detected, 2))
                     if self.on_restart is not None:
-                        self.on_restart()
+                        with contextlib.suppress(Exception):  # provenance left stale; the watching goes on
+                            self.on_restart()
                     return True
             return False
         finally:
             self.recovering = False
+
+    @staticmethod
+    def _log_tail(p: ManagedProcess) -> str:
+        try:
+            return p.log_tail(20)
+        except Exception as e:  # a container's log is read through the engine
+            return f"(log not readable: {type(e).__name__}: {e})"
+
+    @staticmethod
+    def _stop_leftovers(p: ManagedProcess) -> None:
+        """What is left of the dead process (vLLM's engine core, a stopped container); best effort."""
+        with contextlib.suppress(Exception):
+            p.stop(term_timeout_s=10.0)
 
     def _wait_ready(self, p: ManagedProcess, client: httpx.Client) -> int | None:
         """None once `p` answers /health and /v1/models; its exit code if it dies (-1: not ready in time)."""
         deadline = time.monotonic() + self.startup_timeout_s
         url = self.url_of(p)
         while not self._stop.is_set():
-            code = p.exit_code()
+            code = self._exit_code(p)
             if code is not None:
                 return code
             if answers(client, url + "/health") and answers(client, url + "/v1/models"):

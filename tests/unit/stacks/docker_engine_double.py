@@ -110,24 +110,33 @@ class FakeDockerEngine:
         return [c for c in self.containers.values() if not c.removed]
 
     def __enter__(self) -> FakeDockerEngine:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.resume()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pause()
+        for c in self.containers.values():
+            c.stop(1.0)
+
+    def pause(self) -> None:
+        """The engine stops answering (as while dockerd restarts); containers keep running."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+            self.socket_path.unlink(missing_ok=True)
+
+    def resume(self) -> None:
         engine = self
 
         class Handler(_Handler):
             pass
 
         Handler.engine = engine
-        self.root.mkdir(parents=True, exist_ok=True)
         self._server = socketserver.ThreadingUnixStreamServer(str(self.socket_path), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
-        for c in self.containers.values():
-            c.stop(1.0)
 
     # ------------------------------------------------------------ operations
 

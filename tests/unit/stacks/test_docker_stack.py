@@ -115,6 +115,27 @@ def test_a_container_removed_behind_the_stacks_back_is_replaced(tmp_path: Path, 
     assert engine.live() == []
 
 
+def test_the_watchdog_outlives_an_engine_that_stops_answering(tmp_path: Path, engine: FakeDockerEngine) -> None:
+    """While the engine is away (dockerd restarting) the watchdog cannot ask for a container's state; /health
+    still answers, so nothing is restarted, and once the engine is back a dead container is still replaced."""
+    loaded = load_spec([str(cohort_file(tmp_path))])
+    build = ensure_build(loaded.spec, "stock", cache=tmp_path / "cache")
+    events = tmp_path / "run" / "stock-off" / EVENTS_FILE
+    with launch(loaded.spec, "stock-off", "/models/none", tmp_path / "run", build, startup_timeout_s=60) as stack:
+        assert stack.watchdog is not None
+        stack.watchdog.poll_s = 0.2
+        engine.pause()
+        time.sleep(2.0)  # about 10 polls that cannot reach the engine
+        assert read_events(events) == [] and httpx.get(stack.base_url + "/health").status_code == 200
+        engine.resume()
+        first = stack.procs[0].container.id
+        kill_container(engine, first)
+        assert wait_for_event(events, "died", 1, 15)["exit_code"] == 137
+        wait_for_event(events, "restarted", 1, 60)
+        assert stack.procs[0].container.id != first and stack.alive()
+    assert engine.live() == []
+
+
 DRIVER = r"""
 import sys, threading, time
 from pathlib import Path

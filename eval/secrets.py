@@ -12,9 +12,10 @@ from typing import Any
 
 # A credential word standing as a whole part of the name: HF_TOKEN, --api-key, AWS_SECRET_ACCESS_KEY; not
 # max_num_batched_tokens or --enable-prompt-tokens-details.
+# A dotted override key (`server.args.api_key`) is judged by its parts the same way.
 SECRET_NAME = re.compile(
-    r"(?:^|[_\-])(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API[_\-]?KEY|ACCESS[_\-]?KEY|PRIVATE[_\-]?KEY|AUTH"
-    r"|AUTHORIZATION|COOKIE)(?:[_\-]|$)",
+    r"(?:^|[_\-.])(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API[_\-]?KEY|ACCESS[_\-]?KEY|PRIVATE[_\-]?KEY|AUTH"
+    r"|AUTHORIZATION|COOKIE)(?:[_\-.]|$)",
     re.IGNORECASE,
 )
 REDACTED = "<redacted>"

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from eval.secrets import redact_argv, redact_env
 from eval.stacks.builds import BuildEnv
 from eval.stacks.commands import ProcessCommand, render
 from eval.stacks.process import ManagedProcess, now_iso
@@ -263,7 +264,8 @@ class LocalStack:
         b = self.build
         probe = self._probe
         commands = [
-            {"role": p.role, "index": p.index, "argv": p.argv, "env": p.env_shown, "pid": p.pid, "port": p.port}
+            {"role": p.role, "index": p.index, "argv": redact_argv(p.argv), "env": redact_env(p.env_shown)}
+            | {"pid": p.pid, "port": p.port}
             | {"log": str(p.log_path)}
             for p in self.procs
         ]

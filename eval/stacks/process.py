@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from eval.secrets import redact_argv, redact_env
 from eval.stacks.reaper import Reaper
 
 
@@ -78,9 +79,10 @@ class ManagedProcess:
         return self.popen.pid if self.popen else None
 
     def shell(self) -> str:
-        """The exact command line, with the variables the stack sets, to reproduce this process by hand."""
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env_shown.items()))
-        return (env + " " if env else "") + shlex.join(self.argv)
+        """The command line, with the variables the stack sets, to reproduce this process by hand; secrets are
+        redacted (it goes into logs, stack.json and the terminal: see eval.secrets)."""
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(redact_env(self.env_shown).items()))
+        return (env + " " if env else "") + shlex.join(redact_argv(self.argv))
 
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -58,3 +58,8 @@ def redact_tree(obj: Any) -> Any:
     if isinstance(obj, list):
         return [redact_tree(v) for v in obj]
     return obj
+
+
+def secret_positions(argv: list[str]) -> list[int]:
+    """Indexes of the arguments `redact_argv` hides (`X` of `--api-key X`, or the whole `--api-key=X`)."""
+    return [i for i, (a, b) in enumerate(zip(argv, redact_argv(argv), strict=True)) if a != b]

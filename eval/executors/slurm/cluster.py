@@ -7,6 +7,7 @@ unknown, never guessed.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -40,13 +41,19 @@ class SlurmError(Exception):
     """A Slurm client command failed; the message has the command and its output."""
 
 
-def run_client(argv: Sequence[str], what: str, timeout_s: float = 60.0, stdin: str | None = None) -> str:
-    """Run a Slurm client command and return its stdout; raise SlurmError with the command and stderr."""
+def run_client(
+    argv: Sequence[str], what: str, timeout_s: float = 60.0, stdin: str | None = None, env: dict[str, str] | None = None
+) -> str:
+    """Run a Slurm client command and return its stdout; raise SlurmError with the command and stderr. `env`:
+    variables added to the client's environment (sbatch passes its environment on to the job)."""
     exe = shutil.which(argv[0])
     if exe is None:
         raise SlurmError(f"{what}: `{argv[0]}` is not on PATH (is this a Slurm login node?)")
     try:
-        proc = subprocess.run([exe, *argv[1:]], capture_output=True, text=True, timeout=timeout_s, input=stdin)
+        full_env = {**os.environ, **env} if env else None
+        proc = subprocess.run(
+            [exe, *argv[1:]], capture_output=True, text=True, timeout=timeout_s, input=stdin, env=full_env
+        )
     except subprocess.TimeoutExpired as e:
         raise SlurmError(f"{what}: `{' '.join(argv)}` did not answer in {timeout_s:.0f} s") from e
     if proc.returncode != 0:
@@ -162,9 +169,9 @@ def show_jobs(job_id: str) -> list[JobInfo]:
     return parse_jobs(out)
 
 
-def submit(script: Path, args: Sequence[str] = ()) -> str:
-    """`sbatch --parsable [args] SCRIPT`; return the job id."""
-    out = run_client(["sbatch", "--parsable", *args, str(script)], f"sbatch {script.name}")
+def submit(script: Path, args: Sequence[str] = (), env: dict[str, str] | None = None) -> str:
+    """`sbatch --parsable [args] SCRIPT` (with `env` added to its environment); return the job id."""
+    out = run_client(["sbatch", "--parsable", *args, str(script)], f"sbatch {script.name}", env=env)
     job_id = out.strip().split(";")[0]
     if not job_id.isdigit():
         raise SlurmError(f"sbatch {script}: unexpected answer {out.strip()!r}")

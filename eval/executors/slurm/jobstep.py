@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from eval.secrets import redact_argv
 from eval.store.atomic import atomic_write_json, read_json
 
 SCHEMA_VERSION = 1
@@ -106,7 +107,7 @@ def record(key: str, bind: str, port: int, argv: list[str], log: Path) -> dict[s
         "step_id": os.environ.get("SLURM_STEP_ID"),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "pid": os.getpid(),
-        "argv": argv,
+        "argv": redact_argv(argv),
         "log": str(log),
         "started_at": time.time(),
     }

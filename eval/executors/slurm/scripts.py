@@ -16,11 +16,13 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eval.secrets import is_secret_name, secret_positions
 from eval.spec.models import SlurmOptions
 from eval.stacks.commands import ProcessCommand
 
 JOBSTEP = "eval.executors.slurm.jobstep"
 SHARD = "eval.executors.slurm.shard"
+SECRET_PREFIX = "SPECQUAL_SECRET_"
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,48 @@ def header(options: SlurmOptions, name: str, output: Path, lines: list[str]) -> 
     return out
 
 
+def secret_env(job: StackJob) -> dict[str, str]:
+    """The secrets the stack job needs, given to `sbatch` through its environment (the job inherits it:
+    `--export=ALL`, Slurm's default) and never written into the script: variables with credential-like names,
+    and the value of each secret server argument as `SPECQUAL_SECRET_<n>` (see `_argv_shell`)."""
+    env = {k: v for k, v in job.env.items() if is_secret_name(k)}
+    n = 0
+    for cmd in job.commands:
+        env.update({k: v for k, v in cmd.env.items() if is_secret_name(k)})
+        for i in secret_positions(cmd.argv):
+            env[f"{SECRET_PREFIX}{n}"] = cmd.argv[i].partition("=")[2] if cmd.argv[i].startswith("--") else cmd.argv[i]
+            n += 1
+    return env
+
+
+def _argv_shell(job: StackJob, cmd: ProcessCommand, argv: list[str]) -> str:
+    """`shlex.join(argv)` (`cmd`'s, rendered), each secret argument a reference to its `SPECQUAL_SECRET_<n>`."""
+    first = 0
+    for other in job.commands:  # numbered over the commands in order, as in secret_env
+        if other is cmd:
+            break
+        first += len(secret_positions(other.argv))
+    hidden = {i: f"{SECRET_PREFIX}{first + k}" for k, i in enumerate(secret_positions(cmd.argv))}
+    words = []
+    for i, a in enumerate(argv):
+        if i not in hidden:
+            words.append(shlex.quote(a))
+        elif a.startswith("--"):
+            words.append(f'{a.partition("=")[0]}="${hidden[i]}"')
+        else:
+            words.append(f'"${hidden[i]}"')
+    return " ".join(words)
+
+
 def _preamble(options: SlurmOptions, env: dict[str, str]) -> list[str]:
     out = ["", "set -euo pipefail", 'echo "specqual job $SLURM_JOB_ID on $(hostname) ($SLURM_JOB_NODELIST)"']
     if options.setup:
         out += ["# set-up lines from executor.slurm.setup", *options.setup]
-    out += [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
+    for k, v in sorted(env.items()):
+        if is_secret_name(k):  # from sbatch's environment: a secret is never written into a script
+            out.append(f': "${{{k}:?secret {k} missing: submit with it in the environment}}"; export {k}')
+        else:
+            out.append(f"export {k}={shlex.quote(v)}")
     return out
 
 
@@ -92,10 +131,10 @@ def _jobstep(job: StackJob, cmd: ProcessCommand) -> str:
     endpoints = job.cohort_dir / "slurm" / "endpoints"
     log = job.cohort_dir / "logs" / f"{cmd.role}.{cmd.index}.log"
     argv = [a.replace("{python}", job.specqual_python) for a in cmd.argv] if cmd.role == "router" else cmd.argv
-    env = [f"{k}={shlex.quote(v)}" for k, v in sorted(cmd.env.items())]
+    env = [f"{k}={shlex.quote(v)}" for k, v in sorted(cmd.env.items()) if not is_secret_name(k)]
     step = [job.specqual_python, "-m", JOBSTEP, "--endpoints", str(endpoints), "--key", cmd.key]
     step += ["--bind", job.bind, "--python", job.python, "--log", str(log), "--"]
-    return (("env " + " ".join(env) + " ") if env else "") + shlex.join([*step, *argv])
+    return (("env " + " ".join(env) + " ") if env else "") + shlex.join(step) + " " + _argv_shell(job, cmd, argv)
 
 
 def _resources(job: StackJob) -> list[str]:

@@ -18,7 +18,8 @@ import httpx
 
 from eval.executors.slurm import cluster
 from eval.executors.slurm.record import upsert_job
-from eval.executors.slurm.scripts import StackJob, stack_script
+from eval.executors.slurm.scripts import StackJob, secret_env, stack_script
+from eval.secrets import redact_env
 from eval.stacks.builds import BuildEnv
 from eval.stacks.process import now_iso
 from eval.stacks.provenance import SCHEMA_VERSION, host_name, safe_env, stack_json_path
@@ -102,7 +103,7 @@ class SlurmStack:
         self.script_path = slurm_dir / f"stack-{n}.sbatch"
         atomic_write_text(self.script_path, stack_script(self.job))
         (self.cohort_dir / "logs").mkdir(parents=True, exist_ok=True)
-        self.job_id = cluster.submit(self.script_path)
+        self.job_id = cluster.submit(self.script_path, env=secret_env(self.job))  # secrets: not in the script
         self._launched_at = now_iso()
         upsert_job(self.cohort_dir, self.job_id, kind="stack", script=str(self.script_path), state="PENDING")
 
@@ -216,7 +217,7 @@ class SlurmStack:
     def provenance(self) -> dict[str, Any]:
         b, probe = self.build, self._probe
         commands = [
-            {"role": e.get("role"), "index": e.get("index"), "argv": e.get("argv"), "env": self.job.env}
+            {"role": e.get("role"), "index": e.get("index"), "argv": e.get("argv"), "env": redact_env(self.job.env)}
             | {"pid": e.get("pid"), "port": e.get("port"), "log": e.get("log"), "node": e.get("node")}
             for e in self.endpoints.values()
         ]

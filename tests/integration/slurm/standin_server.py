@@ -1,5 +1,6 @@
 """A stand-in for a vLLM server in Slurm tests (vLLM itself is tested in test_vllm_slurm.py): it answers
-/health, /v1/models and /metrics on the given host and port, or exits at once with `--fail`.
+/health, /v1/models and /metrics on the given host and port, or exits at once with `--fail`. /v1/models also
+says which secrets arrived (sha256 of `--api-key` and of $HF_TOKEN), without showing them.
 
     python -m tests.integration.slurm.standin_server --host 127.0.0.1 --port 8000 --name prefill.0
 """
@@ -7,7 +8,9 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,14 +21,20 @@ def main() -> None:
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--name", default="server")
     p.add_argument("--fail", action="store_true")
+    p.add_argument("--api-key")
     ns = p.parse_args()
+    model = {"id": ns.name} | {
+        f"{name}_sha256": hashlib.sha256(value.encode()).hexdigest()
+        for name, value in (("api_key", ns.api_key), ("hf_token", os.environ.get("HF_TOKEN")))
+        if value
+    }
     if ns.fail:
         print(f"stand-in {ns.name}: failing on purpose", file=sys.stderr)
         sys.exit(3)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = {"/health": {}, "/v1/models": {"data": [{"id": ns.name}]}}.get(self.path)
+            body = {"/health": {}, "/v1/models": {"data": [model]}}.get(self.path)
             if self.path == "/metrics":
                 data = b"vllm:num_requests_running 0\n"
             elif body is None:

@@ -3,7 +3,9 @@ through the endpoint file, readiness, P/D with the toy proxy as router, fail-fas
 
 from __future__ import annotations
 
+import hashlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -89,3 +91,20 @@ def test_a_dying_server_fails_the_launch_with_its_log(tmp_path: Path, job_env: N
     stack = SlurmStack(job(tmp_path, [standin("server", 0, "--fail")]), None, startup_timeout_s=120, poll_s=0.3)
     with pytest.raises(SlurmStackError, match=r"(?s)ended while starting: FAILED.*failing on purpose"), stack:
         pass
+
+
+def test_secrets_reach_the_server_but_no_file(tmp_path: Path, job_env: None) -> None:
+    """A token in the stack's environment and an API key as a server argument: the server gets both (through
+    sbatch's environment), while the script, the endpoint files, the logs and stack.json hold neither."""
+    token, key = "hf_SECRETslurmtoken1", "sk-SECRETslurmkey2"
+    server = standin("server", 0, "--api-key", key)
+    stack_job = replace(job(tmp_path, [server]), env={"HF_TOKEN": token, "VLLM_X": "1"})
+    with SlurmStack(stack_job, None, startup_timeout_s=60, poll_s=0.3) as stack:
+        got = httpx.get(stack.base_url + "/v1/models", trust_env=False).json()["data"][0]
+        assert got["api_key_sha256"] == hashlib.sha256(key.encode()).hexdigest()
+        assert got["hf_token_sha256"] == hashlib.sha256(token.encode()).hexdigest()
+    files = [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".sbatch" for p in files) and any(p.parent.parent.name == "endpoints" for p in files)
+    for p in files:
+        data = p.read_bytes()
+        assert token.encode() not in data and key.encode() not in data, f"a secret is in {p}"

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
-from eval.executors.slurm.scripts import RolloutArray, StackJob, array_spec, rollout_script, stack_script
+from eval.executors.slurm.scripts import (
+    RolloutArray,
+    StackJob,
+    array_spec,
+    rollout_script,
+    secret_env,
+    stack_script,
+)
 from eval.spec.models import SlurmOptions
 from eval.stacks.commands import ProcessCommand
 
@@ -108,3 +116,20 @@ def test_rollout_array_script() -> None:
 
 def test_array_spec() -> None:
     assert array_spec(1, None) == "0-0" and array_spec(6, 2) == "0-5%2"
+
+
+def test_secrets_are_not_written_into_the_script_but_passed_to_sbatch() -> None:
+    server = ProcessCommand("server", 0, [*SERVER, "--api-key", "sk-SECRET1"], {"AWS_SECRET_ACCESS_KEY": "aws2"})
+    router = ProcessCommand("router", 0, ["{python}", "-m", "r", "--auth-token=tok3"])
+    stack_job = replace(job([server, router]), env={"HF_TOKEN": "hf_SECRET0", "VLLM_X": "1"})
+    script = stack_script(stack_job)
+    for secret in ("hf_SECRET0", "sk-SECRET1", "aws2", "tok3"):
+        assert secret not in script
+    assert secret_env(stack_job) == {
+        "HF_TOKEN": "hf_SECRET0",
+        "AWS_SECRET_ACCESS_KEY": "aws2",
+        "SPECQUAL_SECRET_0": "sk-SECRET1",
+        "SPECQUAL_SECRET_1": "tok3",
+    }
+    assert '--api-key "$SPECQUAL_SECRET_0"' in script and '--auth-token="$SPECQUAL_SECRET_1"' in script
+    assert "export HF_TOKEN" in script and "export VLLM_X=1" in script

@@ -82,28 +82,31 @@ def header(options: SlurmOptions, name: str, output: Path, lines: list[str]) -> 
     return out
 
 
+def _secret_args(job: StackJob) -> dict[tuple[int, int], str]:
+    """(command number, argument index) -> `SPECQUAL_SECRET_<n>`, the variable carrying that argument's value."""
+    names: dict[tuple[int, int], str] = {}
+    for c, cmd in enumerate(job.commands):
+        for i in secret_positions(cmd.argv):
+            names[(c, i)] = f"{SECRET_PREFIX}{len(names)}"
+    return names
+
+
 def secret_env(job: StackJob) -> dict[str, str]:
     """The secrets the stack job needs, given to `sbatch` through its environment (the job inherits it:
     `--export=ALL`, Slurm's default) and never written into the script: variables with credential-like names,
-    and the value of each secret server argument as `SPECQUAL_SECRET_<n>` (see `_argv_shell`)."""
-    env = {k: v for k, v in job.env.items() if is_secret_name(k)}
-    n = 0
-    for cmd in job.commands:
-        env.update({k: v for k, v in cmd.env.items() if is_secret_name(k)})
-        for i in secret_positions(cmd.argv):
-            env[f"{SECRET_PREFIX}{n}"] = cmd.argv[i].partition("=")[2] if cmd.argv[i].startswith("--") else cmd.argv[i]
-            n += 1
+    and the value of each secret server argument (`--api-key X`, `--api-key=X`) as `SPECQUAL_SECRET_<n>`."""
+    env = {k: v for cmd_env in [job.env, *(c.env for c in job.commands)] for k, v in cmd_env.items()}
+    env = {k: v for k, v in env.items() if is_secret_name(k)}
+    for (c, i), name in _secret_args(job).items():
+        arg = job.commands[c].argv[i]
+        env[name] = arg.partition("=")[2] if arg.startswith("--") else arg
     return env
 
 
 def _argv_shell(job: StackJob, cmd: ProcessCommand, argv: list[str]) -> str:
     """`shlex.join(argv)` (`cmd`'s, rendered), each secret argument a reference to its `SPECQUAL_SECRET_<n>`."""
-    first = 0
-    for other in job.commands:  # numbered over the commands in order, as in secret_env
-        if other is cmd:
-            break
-        first += len(secret_positions(other.argv))
-    hidden = {i: f"{SECRET_PREFIX}{first + k}" for k, i in enumerate(secret_positions(cmd.argv))}
+    c = next(k for k, other in enumerate(job.commands) if other is cmd)
+    hidden = {i: name for (k, i), name in _secret_args(job).items() if k == c}
     words = []
     for i, a in enumerate(argv):
         if i not in hidden:

@@ -21,11 +21,11 @@ from eval.executors.slurm import cluster
 from eval.executors.slurm.plan import default_shards
 from eval.executors.slurm.record import upsert_job
 from eval.executors.slurm.scripts import RolloutArray, rollout_script
-from eval.executors.slurm.shard import DEFAULT_RUNNER, ShardPlan
+from eval.executors.slurm.shard import DEFAULT_RUNNER, SECRET_OVERRIDE, ShardPlan
 from eval.spec.load import LoadedSpec, is_override
 from eval.spec.matrix import Cohort
 from eval.store.atomic import atomic_write_text
-from eval.store.run import RunDir
+from eval.store.run import RunDir, redact_source
 
 
 @dataclass
@@ -71,6 +71,22 @@ def absolute_sources(sources: list[str]) -> list[str]:
     return [s if is_override(s) else str(Path(s).resolve()) for s in sources]
 
 
+def hide_secret_overrides(sources: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Sources for the shards file, each override with a secret (`server.env.HF_TOKEN=...`) replaced by
+    `$SPECQUAL_SECRET_OVERRIDE_<n>`, and those variables: `sbatch` passes them to the tasks in their environment,
+    and `eval.executors.slurm.shard` puts the overrides back (see `reveal_secret_overrides`)."""
+    shown: list[str] = []
+    env: dict[str, str] = {}
+    for s in sources:
+        if is_override(s) and redact_source(s) != s:
+            name = f"{SECRET_OVERRIDE}{len(env)}"
+            env[name] = s
+            shown.append("$" + name)
+        else:
+            shown.append(s)
+    return shown, env
+
+
 @dataclass(frozen=True)
 class Runner:
     """What array tasks run per shard: an import path `module:function(plan, instance_ids) -> exit code`."""
@@ -84,7 +100,7 @@ def submit_array(
 ) -> Submission:
     cdir = run.cohort_dir(cohort)
     shards_file = cdir / "slurm" / f"shards-{number}.json"
-    sources = absolute_sources(loaded.sources)
+    sources, secrets = hide_secret_overrides(absolute_sources(loaded.sources))
     plan = ShardPlan(cohort, str(run.path.resolve()), sources, base_url, shards, number, runner.path)
     plan.spec_hash, plan.extra = loaded.output_hash, runner.extra
     plan.write(shards_file)
@@ -95,7 +111,7 @@ def submit_array(
     script = cdir / "slurm" / f"rollout-{number}.sbatch"
     atomic_write_text(script, rollout_script(array))
     (cdir / "logs").mkdir(parents=True, exist_ok=True)
-    job_id = cluster.submit(script)
+    job_id = cluster.submit(script, env=secrets)  # secret overrides: in the tasks' environment, not in files
     upsert_job(cdir, job_id, kind="rollout", submission=number, tasks=len(shards), script=str(script))
     upsert_job(cdir, job_id, shards_file=str(shards_file), state="PENDING")
     return Submission(job_id, shards, number)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from eval.store.atomic import atomic_write_json
 
 SCHEMA_VERSION = 1
 DEFAULT_RUNNER = "eval.executors.slurm.shard:rollout_shard"
+SECRET_OVERRIDE = "SPECQUAL_SECRET_OVERRIDE_"  # see eval.executors.slurm.rollouts.hide_secret_overrides
 
 
 @dataclass
@@ -49,6 +51,17 @@ class ShardPlan:
         return cls(**data)
 
 
+def reveal_secret_overrides(sources: list[str]) -> list[str]:
+    """The submitter's sources: `$SPECQUAL_SECRET_OVERRIDE_<n>` entries come from this task's environment."""
+    out = []
+    for s in sources:
+        name = s[1:] if s.startswith("$" + SECRET_OVERRIDE) else None
+        if name is not None and name not in os.environ:
+            raise SystemExit(f"shard: {name} is not in the environment (the job must inherit sbatch's)")
+        out.append(os.environ[name] if name is not None else s)
+    return out
+
+
 def rollout_shard(plan: ShardPlan, instance_ids: list[str]) -> int:
     """The default runner: `eval.rollout.run.run_rollouts` on this shard's tasks; exit code 0 when it returns."""
     import asyncio
@@ -58,7 +71,7 @@ def rollout_shard(plan: ShardPlan, instance_ids: list[str]) -> int:
     from eval.store.run import RunDir
     from eval.tasks.load import load_tasks
 
-    loaded = load_spec(plan.sources)
+    loaded = load_spec(reveal_secret_overrides(plan.sources))
     if plan.spec_hash is not None and loaded.output_hash != plan.spec_hash:
         print(
             f"shard: the cohort files changed since submission (hash {loaded.output_hash[:12]} != "

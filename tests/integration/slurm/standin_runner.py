@@ -5,12 +5,13 @@ each unit of its shard slowly, verdict last, skips units already done, and logs 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
-from eval.executors.slurm.shard import ShardPlan
+from eval.executors.slurm.shard import ShardPlan, reveal_secret_overrides
 from eval.store.atomic import atomic_write_json
 from eval.store.run import RunDir
 
@@ -33,3 +34,12 @@ def write_units(plan: ShardPlan, instance_ids: list[str]) -> int:
             verdict = {"schema_version": 1, "cohort": plan.cohort, "instance_id": iid, "repeat": repeat}
             atomic_write_json(unit / "verdict.json", verdict | {"status": "completed", "seed": repeat})
     return 0
+
+
+def reveal_sources(plan: ShardPlan, instance_ids: list[str]) -> int:
+    """`write_units`, after recording the sha256 of each source the task got back (secret overrides revealed
+    from its environment), so a test can check the task saw them without writing them anywhere."""
+    sources = reveal_secret_overrides(plan.sources)
+    path = RunDir(Path(plan.run_dir)).cohort_dir(plan.cohort) / "standin-sources.json"
+    atomic_write_json(path, [hashlib.sha256(s.encode()).hexdigest() for s in sources])
+    return write_units(plan, instance_ids)

@@ -3,6 +3,7 @@ every unit gets done, and an array task cancelled mid-run is resubmitted for its
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -77,3 +78,19 @@ def test_cancelled_task_is_resubmitted_for_its_unfinished_units_only(
     assert len(first_units) == len(set(first_units))  # no unit twice within a submission
     states = {j["job_id"]: j.get("task_states") for j in jobs_of(cdir, "rollout")}
     assert states[first.job_id]["1"] == "CANCELLED"  # type: ignore[index]
+
+
+def test_a_secret_override_reaches_the_tasks_but_no_file(tmp_path: Path, job_env: None, local_tasks: Path) -> None:
+    secret = "hf_SECRETarrayoverride"
+    override = f"server.env.HF_TOKEN={secret}"
+    loaded = load_spec([*_loaded(shards=2).sources, override])  # type: ignore[attr-defined]
+    run = open_run(loaded, tmp_path, "r")
+    runner = Runner("tests.integration.slurm.standin_runner:reveal_sources", {"sleep_s": 0.05})
+    summary = run_array(loaded, run, "stock-off", "http://unused", runner=runner)
+    assert summary.done == 12
+    seen = json.loads((run.cohort_dir("stock-off") / "standin-sources.json").read_text())
+    assert hashlib.sha256(override.encode()).hexdigest() in seen  # the task loaded the override itself
+    files = [p for p in run.path.rglob("*") if p.is_file()]
+    assert any(p.name == "shards-0.json" for p in files) and any(p.suffix == ".sbatch" for p in files)
+    for p in files:
+        assert secret.encode() not in p.read_bytes(), f"the secret is in {p.relative_to(run.path)}"

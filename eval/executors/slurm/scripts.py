@@ -95,8 +95,8 @@ def secret_env(job: StackJob) -> dict[str, str]:
     """The secrets the stack job needs, given to `sbatch` through its environment (the job inherits it:
     `--export=ALL`, Slurm's default) and never written into the script: variables with credential-like names,
     and the value of each secret server argument (`--api-key X`, `--api-key=X`) as `SPECQUAL_SECRET_<n>`."""
-    env = {k: v for cmd_env in [job.env, *(c.env for c in job.commands)] for k, v in cmd_env.items()}
-    env = {k: v for k, v in env.items() if is_secret_name(k)}
+    envs = [job.env, *(c.env for c in job.commands)]
+    env = {k: v for e in envs for k, v in e.items() if is_secret_name(k)}
     for (c, i), name in _secret_args(job).items():
         arg = job.commands[c].argv[i]
         env[name] = arg.partition("=")[2] if arg.startswith("--") else arg

@@ -49,6 +49,9 @@ class TinyNemotronH:
     chunk_size: int = 64
     weight_std: float = 0.1
     max_position_embeddings: int = 4096
+    # The dtype config.json declares. vLLM's MTP drafter loads in the config's dtype, not the served one: a
+    # bfloat16 server with float32 here dies at start-up ("mat1 and mat2 ... BFloat16 != float").
+    torch_dtype: str = "float32"
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> TinyNemotronH:
@@ -61,9 +64,10 @@ class TinyNemotronH:
 
 def cache_key(seed: int, opts: TinyNemotronH) -> str:
     template = CHAT_TEMPLATE_FILE.read_text(encoding="utf-8")
-    blob = json.dumps(
-        {"v": GENERATOR_VERSION, "seed": seed, "opts": asdict(opts), "template": template}, sort_keys=True
-    )
+    hashed = asdict(opts)
+    if hashed["torch_dtype"] == "float32":
+        del hashed["torch_dtype"]  # float32 models keep the cache key they had before the option existed
+    blob = json.dumps({"v": GENERATOR_VERSION, "seed": seed, "opts": hashed, "template": template}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -90,7 +94,7 @@ def hf_config(opts: TinyNemotronH) -> dict[str, Any]:
     return {
         "architectures": ["NemotronHForCausalLM"],
         "model_type": "nemotron_h",
-        "torch_dtype": "float32",
+        "torch_dtype": opts.torch_dtype,
         "vocab_size": opts.vocab_size,
         "hidden_size": opts.hidden_size,
         "hybrid_override_pattern": opts.pattern,

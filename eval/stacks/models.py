@@ -7,6 +7,9 @@ from pathlib import Path
 from eval.spec.models import DEFAULT_MODEL, CohortFile
 from eval.stacks.envs import cache_root
 
+# Generators whose config.json must declare the served dtype (an option `torch_dtype`, filled from `model.dtype`).
+FOLLOWS_SERVED_DTYPE = {"tiny-nemotron-h"}
+
 
 def model_dir(spec: CohortFile, out_dir: Path | None = None, name: str = DEFAULT_MODEL) -> Path:
     """The model `name` (default: the top-level `model`): its path resolved against the cohort file, or the
@@ -20,4 +23,7 @@ def model_dir(spec: CohortFile, out_dir: Path | None = None, name: str = DEFAULT
 
     generate = load(MODEL_GENERATORS, m.generate.kind)
     out = out_dir or cache_root() / "models"
-    return Path(generate(out, m.generate.seed, dict(m.generate.options)))
+    options = dict(m.generate.options)
+    if m.generate.kind in FOLLOWS_SERVED_DTYPE and m.dtype not in ("auto", "float32"):
+        options.setdefault("torch_dtype", m.dtype)
+    return Path(generate(out, m.generate.seed, options))

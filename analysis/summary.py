@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import stats
+from analysis.corruption import CorruptionTest
 from analysis.load import RunData, read_json
 from analysis.paired import clustered
 from analysis.server import ServerHealth, server_health
@@ -45,6 +46,7 @@ class CohortSummary:
     classified: int | None = None
     corrupted_trajectories: int | None = None
     control_corruption_rate: float | None = None  # the control's, set where both were classified (analysis.qualify)
+    corruption_test: CorruptionTest | None = None  # the corruption decision's test (analysis.qualify)
     labels: dict[str, int] | None = None
     probes_total: int | None = None
     probes_compared: int | None = None

@@ -89,7 +89,7 @@ def verdict_table(result: Analysis) -> Table:
 
 def comparison_table(result: Analysis) -> Table:
     header = ["Cohort", "Control", "Instances", "Control acc.", "Cohort acc.", "Difference (95% CI), pts"]
-    header += ["Drop, two-sided 90% CI, pts", "McNemar p", "MDD, pts", "ICC", "Sequential test"]
+    header += ["Drop bounds (1 - 2 alpha), pts", "McNemar p", "MDD, pts", "ICC", "Sequential test"]
     rows = []
     for name, c in result.comparisons.items():
         seq = "—" if c.sequential is None else f"{c.sequential.decision} at {c.sequential.instances} instances"

@@ -2,24 +2,28 @@
 
 The rule (written into every report):
 1. FAIL when the canary diverged (if `canary_must_be_clean`), or when the share of corrupted trajectories
-   exceeds `corruption_ceiling`: evidence of damage fails a build whatever else is missing. With a control,
-   the ceiling bounds the excess over the control's share (what the compared factor added: a model that loops
-   on its own fails its control, not every cohort compared with it); without one, the share itself.
+   exceeds `corruption_ceiling` with significance alpha: evidence of damage fails a build whatever else is
+   missing. With a control, the test is on the per-instance excess over the control's share, paired by
+   instance (what the compared factor added: a model that loops on its own fails its control, not every cohort
+   compared with it); without one, on the share itself. Corrupted trajectories are counted and shown whatever
+   the test says.
 2. INCONCLUSIVE when more than `max_infra_rate` of the units have no grade (infra failures, ungraded), or of
    the instances are not graded in both the cohort and its control, or when the cohort's server kept dying and
    the stack gave up restarting it (`server.max_restarts`): the accuracy test is not run on a sample the
    infrastructure chose. Infra failures never count as unresolved.
-3. With a control: let drop = accuracy(control) - accuracy(cohort) and [lo, hi] its two-sided (1 - 2 alpha)
-   paired cluster-bootstrap interval (each bound is a one-sided alpha bound). FAIL when lo > margin (the drop is
-   significantly larger than the margin); PASS when hi < margin (a drop as large as the margin is excluded);
-   otherwise INCONCLUSIVE (not enough data to tell).
+3. With a control: drop = accuracy(control) - accuracy(cohort), tested on the per-instance drops in the run's
+   seeded instance order by two anytime-valid bets at level alpha each (a betting confidence sequence,
+   Waudby-Smith & Ramdas 2024). FAIL when the drop is larger than the margin with significance alpha; PASS when
+   a drop as large as the margin is excluded at level alpha; otherwise INCONCLUSIVE, with the number of
+   instances a verdict would need at the observed rates. Valid at every sample size and rate, and however
+   often a run looked before it stopped.
 4. Without a control (the controls themselves) or without SWE-bench units, the verdict rests on the checks
    that exist (canary, corruption, infra) and says so.
 """
 
 from __future__ import annotations
 
-from analysis import fmt
+from analysis import fmt, planning
 from analysis.fmt import pct
 from analysis.paired import PairedComparison
 from analysis.summary import CohortSummary
@@ -55,23 +59,24 @@ def _canary(s: CohortSummary, fails: list[str], notes: list[str], missing: list[
 
 
 def _corruption(s: CohortSummary, fails: list[str], notes: list[str]) -> None:
-    rate = s.corruption_rate
+    rate, t = s.corruption_rate, s.corruption_test
     if rate is None:
         return
     ceiling = float(s.policy["corruption_ceiling"])
     msg = f"corrupted trajectories {s.corrupted_trajectories}/{s.classified} = {pct(rate)}"
-    base = s.control_corruption_rate
-    if base is not None:
-        excess = rate - base
-        msg = f"{msg}, {s.control} {pct(base)}: excess {pts(excess)}"
-        if excess > ceiling:
-            fails.append(f"{msg} > ceiling {100 * ceiling:.2f} pts")
-        else:
-            notes.append(f"{msg} <= ceiling {100 * ceiling:.2f} pts")
-    elif rate > ceiling:
-        fails.append(f"{msg} > ceiling {pct(ceiling)}")
+    if t is not None and t.paired and s.control_corruption_rate is not None:
+        msg = f"{msg}, {s.control} {pct(s.control_corruption_rate)}: excess {pts(t.excess)}"
+        bound = f"{100 * (1 - float(s.policy['alpha'])):.0f}% lower bound {pts(t.lower)}"
+        limit = f"ceiling {100 * ceiling:.2f} pts"
     else:
-        notes.append(f"{msg} <= ceiling {pct(ceiling)}")
+        bound = f"{100 * (1 - float(s.policy['alpha'])):.0f}% lower bound {pct(t.lower) if t else 'n/a'}"
+        limit = f"ceiling {pct(ceiling)}"
+    if t is not None and t.significant:
+        fails.append(f"{msg} > {limit} ({bound}, significant after {t.decided_at} instances)")
+    elif (t.excess if t is not None else rate) > ceiling:
+        notes.append(f"{msg} above the {limit} but not significantly ({bound}, {t.instances if t else 0} instances)")
+    else:
+        notes.append(f"{msg} <= {limit}")
 
 
 def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], notes: list[str], missing: list[str]):
@@ -96,14 +101,18 @@ def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], 
         return
     margin = float(s.policy["non_inferiority_margin"])
     lo, hi = cmp.drop_ci
-    level = f"{100 * cmp.drop_ci_level:.0f}% CI"
+    level = f"{100 * cmp.drop_ci_level:.0f}% confidence sequence"
     msg = f"drop vs {s.control} {pts(-cmp.diff)} ({level} {pts(lo)} .. {pts(hi)}, margin {100 * margin:.2f} pts)"
-    if lo > margin:
-        fails.append(f"accuracy {msg}: significantly beyond the margin")
-    elif hi < margin:
-        notes.append(f"non-inferior: {msg}")
+    seq = cmp.sequential
+    at = f"decided at instance {seq.instances:,} of {seq.of:,}" if seq else ""
+    if seq is not None and seq.decision == "FAIL":
+        fails.append(f"accuracy {msg}: significantly beyond the margin, {at}")
+    elif seq is not None and seq.decision == "PASS":
+        notes.append(f"non-inferior: {msg}, {at}")
     else:
-        missing.append(f"accuracy {msg}: cannot tell yet (minimum detectable difference {100 * cmp.mdd:.1f} pts)")
+        alpha = float(s.policy["alpha"])
+        need = planning.plan(margin, alpha, cmp.rate_control, -cmp.diff, cmp.icc, round(cmp.repeats))
+        missing.append(f"accuracy {msg}: cannot tell yet; {planning.needed_sentence(need, cmp.instances)}")
 
 
 def _server(s: CohortSummary, notes: list[str], missing: list[str]) -> None:

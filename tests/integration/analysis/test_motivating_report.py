@@ -1,5 +1,6 @@
 """The done-when of the report: the motivating table reproduced exactly from a 500 x 3 x 4 synthetic run,
-unpatched MTP-5 FAIL and patched MTP-5 PASS, and `--fail-on FAIL` gating the exit code."""
+unpatched MTP-5 FAIL, patched MTP-5 not FAIL (INCONCLUSIVE: the anytime-valid test needs about 650 instances to
+exclude a 3-point drop at 3 repeats; docs/analysis.md), and `--fail-on FAIL` gating the exit code."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ ROWS = {
     "unpatched-off": ("Before fix, MTP off", "Unpatched (fix reverted)", "Off", "580 / 1,500", "38.67%", "PASS"),
     "unpatched-mtp5": ("Original regression", "Unpatched (fix reverted)", "5", "57 / 1,500", "3.80%", "FAIL"),
     "patched-off": ("After fix, MTP off", "Patched (PR 55178)", "Off", "573 / 1,500", "38.20%", "PASS"),
-    "patched-mtp5": ("After fix, MTP 5", "Patched (PR 55178)", "5", "576 / 1,500", "38.40%", "PASS"),
+    "patched-mtp5": ("After fix, MTP 5", "Patched (PR 55178)", "5", "576 / 1,500", "38.40%", "INCONCLUSIVE"),
 }
 
 
@@ -32,7 +33,8 @@ def test_verdicts_and_exit_code(motivating_run: Path, motivating_report: subproc
         assert summary[name]["verdict"] == row[-1], summary[name]["reason"]
     mtp5 = summary["unpatched-mtp5"]
     assert "16/32 probes diverged" in mtp5["reason"] and "significantly beyond the margin" in mtp5["reason"]
-    assert "non-inferior" in summary["patched-mtp5"]["reason"]
+    assert "cannot tell yet" in summary["patched-mtp5"]["reason"]
+    assert "a verdict would need about" in summary["patched-mtp5"]["reason"]
     assert (summary["unpatched-off"]["resolved"], summary["unpatched-off"]["units"]) == (580, 1500)
 
 

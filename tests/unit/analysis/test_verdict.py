@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
+from analysis import analyze, corruption
+from analysis.corruption import CorruptionTest
 from analysis.paired import PairedComparison
+from analysis.sequential import Outcome
 from analysis.summary import DEFAULT_POLICY, CohortSummary
 from analysis.verdict import decide
+from tests.fixtures.synth_results import MOTIVATING, make_run
 
 
 def summary(**kw: Any) -> CohortSummary:
@@ -22,10 +29,17 @@ def summary(**kw: Any) -> CohortSummary:
 
 
 def comparison(lo: float, hi: float) -> PairedComparison:
+    """A comparison whose sequential test ended as its bounds say (PASS: hi < margin, FAIL: lo > margin)."""
+    decision = "PASS" if hi < 0.03 else "FAIL" if lo > 0.03 else "INCONCLUSIVE"
+    seq = Outcome(decision, 500 if decision == "INCONCLUSIVE" else 300, 500, (lo + hi) / 2, lo, hi)
     return PairedComparison(
         cohort="mtp", control="off", instances=500, repeats=3, rate_cohort=0.38, rate_control=0.38, diff=0.0,
-        diff_ci95=(-hi, -lo), drop_ci=(lo, hi), drop_ci_level=0.9, se=0.01, mdd=0.04,
+        diff_ci95=(-hi, -lo), drop_ci=(lo, hi), drop_ci_level=0.9, se=0.01, mdd=0.04, icc=0.35, sequential=seq,
     )  # fmt: skip
+
+
+def excess(excess: float, lower: float, significant: bool, paired: bool = True) -> CorruptionTest:
+    return CorruptionTest(500, excess, lower, significant, 40 if significant else None, paired)
 
 
 @pytest.mark.parametrize(
@@ -50,9 +64,20 @@ def test_divergence_is_advisory_when_policy_allows_it() -> None:
     assert verdict == "PASS"
 
 
-def test_corruption_above_ceiling_fails() -> None:
-    verdict, reason = decide(summary(corrupted_trajectories=45), comparison(-0.02, 0.02))
-    assert verdict == "FAIL" and "3.00% > ceiling 2.00%" in reason
+def test_corruption_above_ceiling_fails_only_when_significant() -> None:
+    s = summary(corrupted_trajectories=45, control=None, corruption_test=excess(0.03, 0.021, True, paired=False))
+    verdict, reason = decide(s, None)
+    assert verdict == "FAIL" and "3.00% > ceiling 2.00%" in reason and "significant after 40 instances" in reason
+    s = replace(s, corruption_test=excess(0.03, 0.01, False, paired=False))
+    verdict, reason = decide(s, None)
+    assert verdict == "PASS" and "above the ceiling 2.00% but not significantly" in reason
+
+
+def test_inconclusive_accuracy_says_how_many_instances_a_verdict_needs() -> None:
+    cmp = replace(comparison(-0.01, 0.04), rate_control=0.38, rate_cohort=0.38, icc=0.35)
+    verdict, reason = decide(summary(), cmp)
+    assert verdict == "INCONCLUSIVE" and "cannot tell yet" in reason
+    assert "a verdict would need" in reason and "this run has 500" in reason
 
 
 def test_too_many_infra_failures_is_inconclusive_not_fail() -> None:
@@ -112,12 +137,52 @@ def test_unanswered_probes_without_a_server_error_stay_inconclusive() -> None:
 
 def test_corruption_with_a_control_is_judged_on_the_excess_over_it() -> None:
     # The control itself loops in 10% of trajectories: the cohort adds 1 point, under the 2-point ceiling.
-    verdict, reason = decide(summary(corrupted_trajectories=165, control_corruption_rate=0.10), comparison(-0.02, 0.02))
+    s = summary(corrupted_trajectories=165, control_corruption_rate=0.10, corruption_test=excess(0.01, -0.02, False))
+    verdict, reason = decide(s, comparison(-0.02, 0.02))
     assert verdict == "PASS" and "off 10.00%: excess +1.00 pts <= ceiling 2.00 pts" in reason
-    verdict, reason = decide(summary(corrupted_trajectories=195, control_corruption_rate=0.10), comparison(-0.02, 0.02))
+    s = summary(corrupted_trajectories=195, control_corruption_rate=0.10, corruption_test=excess(0.03, 0.021, True))
+    verdict, reason = decide(s, comparison(-0.02, 0.02))
     assert verdict == "FAIL" and "excess +3.00 pts > ceiling 2.00 pts" in reason
 
 
 def test_corruption_without_a_control_is_judged_on_its_own_share() -> None:
-    verdict, reason = decide(summary(control=None, corrupted_trajectories=150), None)
+    s = summary(control=None, corrupted_trajectories=150, corruption_test=excess(0.10, 0.07, True, paired=False))
+    verdict, reason = decide(s, None)
     assert verdict == "FAIL" and "10.00% > ceiling 2.00%" in reason
+
+
+def test_zero_of_twelve_against_zero_of_twelve_is_inconclusive_not_pass(tmp_path: Path) -> None:
+    # The demo's SmolLM2 case: nothing resolved on either side says nothing about a 3-point drop yet.
+    cohorts = [c for c in MOTIVATING if c.name in ("patched-off", "patched-mtp5")]
+    run = make_run(tmp_path / "zeros", cohorts=cohorts, instances=4, resolved_counts={c.name: 0 for c in cohorts})
+    s = analyze(run).summaries["patched-mtp5"]
+    assert s.verdict == "INCONCLUSIVE", s.reason
+    assert "0.00 pts (90% confidence sequence -" in s.reason
+    need = re.search(r"a verdict would need about ([\d,]+) instances", s.reason or "")
+    assert need and 99 <= int(need.group(1).replace(",", "")) <= 200 and "this run has 4" in (s.reason or "")
+
+
+def units(cohort: str, flagged: list[int], instances: int = 4, repeats: int = 3) -> pd.DataFrame:
+    """Classified trajectories of one cohort; `flagged` lists the (instance, repeat) slots that are corrupted."""
+    rows = [
+        {"cohort": cohort, "instance_id": f"i{i}", "classified": True, "corrupted": i * repeats + r in flagged}
+        for i in range(instances)
+        for r in range(repeats)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_one_flagged_trajectory_more_than_the_control_is_not_a_fail() -> None:
+    # 12 trajectories each: one more flagged trajectory is an 8-point excess, and one classifier false positive.
+    df = pd.concat([units("off", []), units("mtp", [5])])
+    t = corruption.excess_test(df, "mtp", "off", 0.02, 0.05)
+    assert t is not None and t.paired and not t.significant and t.excess == pytest.approx(1 / 12)
+    s = summary(corrupted_trajectories=1, classified=12, control_corruption_rate=0.0, corruption_test=t)
+    verdict, reason = decide(s, comparison(-0.02, 0.02))
+    assert verdict == "PASS" and "1/12 = 8.33%" in reason and "not significantly" in reason
+
+
+def test_a_cohort_corrupting_most_trajectories_fails_within_a_few_instances() -> None:
+    df = pd.concat([units("off", [], instances=20), units("mtp", [*range(0, 60, 2), 1, 7, 13], instances=20)])
+    t = corruption.excess_test(df, "mtp", "off", 0.02, 0.05)
+    assert t is not None and t.significant and t.decided_at is not None and t.decided_at <= 12 and t.lower > 0.02

@@ -46,10 +46,11 @@ def plan(
 
     Example: specqual plan cohorts/pr55178-qualification.yaml -c workloads.swebench.repeats=1
     """
+    from eval.executors import pick
     from eval.plan import build_plan
 
     loaded = load(files, config)
-    result = build_plan(loaded)
+    result = build_plan(loaded, pick(loaded))
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
+from eval.protocols import Executor
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
 from eval.spec.models import DEFAULT_MODEL
@@ -53,12 +54,15 @@ def write_cohorts(loaded: LoadedSpec, run: RunDir, models: Mapping[str, str | Pa
 
 def run_pipeline(loaded: LoadedSpec, results: Path, run_id: str | None, report: bool = True) -> int:
     """Run (or resume) the whole matrix; return the process exit code (1 when a SWE-bench stack did not start)."""
+    from eval.executors import pick
+
     console = Console(stderr=True)
+    executor = pick(loaded)  # the one place that reads executor.kind
     run = open_run(loaded, results, run_id)
     console.print(f"[bold]specqual run[/bold] {loaded.spec.name}: {len(loaded.cohorts)} cohorts -> {run.path}")
     models = model_paths(loaded, console)
     write_cohorts(loaded, run, models)
-    not_started = serve_stage(loaded, run, models, console)
+    not_started = serve_stage(loaded, run, models, console, executor)
     if "swebench" in loaded.spec.workloads.enabled():
         grade_leftovers(run, console)
     classify_stage(run, console)
@@ -76,9 +80,12 @@ class CohortWork(Protocol):
     def start_failed(self, cohort: Cohort, reason: str) -> None: ...
 
 
-def serve_stage(loaded: LoadedSpec, run: RunDir, models: dict[str, Path], console: Console) -> list[str]:
-    """Each cohort's stack once, for its canary probes and then its rollouts; the canary's comparisons after
-    every cohort. Returns the SWE-bench cohorts whose stack did not start."""
+def serve_stage(
+    loaded: LoadedSpec, run: RunDir, models: dict[str, Path], console: Console, executor: Executor
+) -> list[str]:
+    """Each cohort's stack once (on `executor`), for its canary probes and then its rollouts; the canary's
+    comparisons after every cohort. Returns the SWE-bench cohorts whose stack did not start."""
+    from eval.executors import stacks
     from eval.stages import run_order, serve_each
 
     enabled = loaded.spec.workloads.enabled()
@@ -88,7 +95,7 @@ def serve_stage(loaded: LoadedSpec, run: RunDir, models: dict[str, Path], consol
         if "canary" in enabled:
             canary = scope.enter_context(_canary_stage(loaded, run, models, console))
         if "swebench" in enabled:
-            rollouts = _rollout_stage(loaded, run, console, scope)
+            rollouts = _rollout_stage(loaded, run, console, scope, executor)
         stages: list[CohortWork] = [s for s in (canary, rollouts) if s is not None]
         order = [c for c in run_order(loaded) if any(s.pending(c) for s in stages)]
         for c in loaded.cohorts:
@@ -109,10 +116,7 @@ def serve_stage(loaded: LoadedSpec, run: RunDir, models: dict[str, Path], consol
             for s in stages:
                 s.starting(cohort)
 
-        def factory(cohort: Cohort) -> Any:
-            return _stack(loaded, run, cohort, models[cohort.model_name])
-
-        serve_each(order, factory, work, start_failed, starting)
+        serve_each(order, stacks(executor, loaded, run.path, models), work, start_failed, starting)
     if canary is not None:
         canary.summarize()
     return list(rollouts.failed) if rollouts is not None else []
@@ -127,24 +131,12 @@ def _canary_stage(loaded: LoadedSpec, run: RunDir, models: dict[str, Path], cons
     return canary_stage(loaded, run, model, console)
 
 
-def _rollout_stage(loaded: LoadedSpec, run: RunDir, console: Console, scope: ExitStack) -> Any:
+def _rollout_stage(loaded: LoadedSpec, run: RunDir, console: Console, scope: ExitStack, executor: Executor) -> Any:
     from eval.rollout.progress import RolloutProgress
     from eval.rollout.stage import RolloutStage
 
     progress = scope.enter_context(RolloutProgress(enabled=console.is_terminal))
-    return RolloutStage(loaded, run, console, progress)
-
-
-def _stack(loaded: LoadedSpec, run: RunDir, cohort: Cohort, model: Path) -> Any:
-    """A context manager for the cohort's stack, on the executor the file names."""
-    from eval.stacks import ensure_build, launch
-
-    build = ensure_build(loaded.spec, cohort.factors["build"])
-    if loaded.spec.executor.kind == "slurm":
-        from eval.executors.slurm import launch_stack
-
-        return launch_stack(loaded, cohort, run, build, model)
-    return launch(loaded.spec, cohort, model, run.path, build)
+    return RolloutStage(loaded, run, console, progress, executor)
 
 
 def grade_leftovers(run: RunDir, console: Console) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from eval.executors.slurm import plan_sbatch
+from eval.protocols import Executor
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
 from eval.stacks.commands import cohort_commands
@@ -64,13 +64,14 @@ def canary_probes(loaded: LoadedSpec, cohort: Cohort | None = None) -> int:
     return len(c.modes) * c.probes_per_mode
 
 
-def cohort_plan(loaded: LoadedSpec, cohort: Cohort) -> dict[str, Any]:
+def cohort_plan(loaded: LoadedSpec, cohort: Cohort, executor: Executor) -> dict[str, Any]:
     sw = loaded.spec.workloads.swebench
     runs_swebench = cohort.runs("swebench")
     instances = swebench_instances(loaded) if runs_swebench else 0
     repeats = sw.repeats if sw is not None and runs_swebench else 0
     units = None if instances is None else instances * repeats
-    commands = cohort_commands(loaded.spec, cohort, model_path_for_plan(loaded, cohort))
+    model = model_path_for_plan(loaded, cohort)
+    commands = cohort_commands(loaded.spec, cohort, model)
     return {
         "name": cohort.name,
         "label": cohort.label,
@@ -85,12 +86,17 @@ def cohort_plan(loaded: LoadedSpec, cohort: Cohort) -> dict[str, Any]:
         "probes": canary_probes(loaded, cohort),
         "gpus": cohort.gpus if loaded.spec.server.device == "cuda" else 0,
         "commands": [p.shell() for p in commands],
-        "sbatch": plan_sbatch(loaded, cohort),
+        "sbatch": executor.scripts(cohort, model, instances),
     }
 
 
-def build_plan(loaded: LoadedSpec) -> dict[str, Any]:
-    cohorts = [cohort_plan(loaded, c) for c in loaded.cohorts]
+def build_plan(loaded: LoadedSpec, executor: Executor | None = None) -> dict[str, Any]:
+    """The plan of every cohort; job scripts from `executor` (default: the one the cohort file names)."""
+    if executor is None:
+        from eval.executors import pick
+
+        executor = pick(loaded)
+    cohorts = [cohort_plan(loaded, c, executor) for c in loaded.cohorts]
     return {
         "name": loaded.spec.name,
         "spec_hash": loaded.output_hash,

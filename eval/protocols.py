@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # types only: the stages' shapes name the spec's and the results directory's types
+    from eval.spec.matrix import Cohort
+    from eval.stacks.builds import BuildEnv
+    from eval.store.run import RunDir
 
 
 @runtime_checkable
@@ -39,11 +44,44 @@ class Stack(Protocol):
         """The stack.json record (see results/README.md)."""
         ...
 
+    def command_lines(self) -> list[str]:
+        """Each process's command line, secrets redacted (what `specqual serve` prints)."""
+        ...
+
+    @property
+    def log_dir(self) -> Path:
+        """Where the stack's processes write their logs."""
+        ...
+
     def __enter__(self) -> Stack: ...
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None: ...
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Where a cohort file's stacks and rollouts run (`executor.kind`: `local` processes, `slurm` jobs).
+
+    Built once per command from the loaded cohort file (`eval.executors.pick`) and passed down; nothing below asks
+    which executor it is.
+    """
+
+    def stack(self, cohort: Cohort, model_path: str | Path, run_dir: Path | None, build: BuildEnv) -> Stack:
+        """The cohort's stack, not started: entering it starts it and waits until it answers; leaving stops it.
+
+        Logs and stack.json go under `<run_dir>/<cohort>/` (a temp directory when `run_dir` is None).
+        """
+        ...
+
+    def rollouts(self, run: RunDir, cohort: Cohort, stack: Stack, tasks: list[Task], progress: Any) -> str:
+        """Every SWE-bench unit of `cohort` not done yet, against `stack`; returns a one-line account."""
+        ...
+
+    def scripts(self, cohort: Cohort, model_path: str, instances: int | None) -> list[str]:
+        """The job scripts `specqual plan` shows for the cohort (none for local processes)."""
+        ...
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Run the canary over a whole matrix (or against one endpoint) and write probe records and summaries.
 
-`run_canary(loaded, run, model)` starts each canary cohort's stack (`eval.stages.serve_each`: at most two servers
-at a time), probes it, stops it, then compares every cohort with its reference and writes
+`run_canary(loaded, run, model, stacks_factory=...)` starts each canary cohort's stack (`eval.stages.serve_each`:
+at most two servers at a time), probes it, stops it, then compares every cohort with its reference and writes
 `<run>/<cohort>/probes/*.json` and `<run>/<cohort>/canary.json`. Cohorts whose probes are all on disk are skipped,
 so a killed run resumes. `CanaryStage` is the canary's share of a stack session that may also run rollouts
 (`specqual run`); `probe_endpoint(...)` probes a server that is already running.
@@ -108,28 +108,18 @@ def done_probes(out_dir: Path, cfg: CanaryWorkload) -> set[tuple[str, int]]:
     return done
 
 
-def default_stacks(loaded: LoadedSpec, run: RunDir, model: Path) -> StackFactory:
-    """Build (cached) and launch each cohort's stack through `eval.stacks` (every canary cohort serves `model`)."""
-    from eval.stacks import ensure_build, launch
-
-    def factory(cohort: Cohort) -> AbstractContextManager[Any]:
-        build = ensure_build(loaded.spec, cohort.factors["build"])
-        return launch(loaded.spec, cohort, model, run.path, build)
-
-    return factory
-
-
 def run_canary(
     loaded: LoadedSpec,
     run: RunDir,
     model: Path,
     *,
+    stacks_factory: StackFactory,
     console: Console | None = None,
-    stacks_factory: StackFactory | None = None,
     cohorts: list[str] | None = None,
 ) -> dict[str, CohortSummary]:
-    """Probe every canary cohort (or `cohorts`), compare, summarize; return cohort -> summary."""
-    factory = stacks_factory or default_stacks(loaded, run, model)
+    """Probe every canary cohort (or `cohorts`) on the stacks `stacks_factory` starts (`eval.executors.stacks`),
+    compare, summarize; return cohort -> summary."""
+    factory = stacks_factory
     with canary_stage(loaded, run, model, console or Console(stderr=True), cohorts) as stage:
         order = [c for c in run_order(loaded, cohorts) if stage.pending(c)]
         serve_each(order, factory, stage.serve, stage.start_failed, stage.starting)

@@ -36,6 +36,7 @@ def probe(
     from eval.canary.results import reference_cohort
     from eval.canary.run import canary_config, run_canary
     from eval.canary.table import print_table
+    from eval.executors import pick, stacks
     from eval.pipeline import model_path, model_paths, write_cohorts
     from eval.store.run import now, open_run
 
@@ -53,7 +54,8 @@ def probe(
     if base_url is not None:
         summaries = _probe_url(loaded, run, model, (cohort or [""])[0], base_url, console)
     else:
-        summaries = run_canary(loaded, run, model, console=console, cohorts=cohort)
+        factory = stacks(pick(loaded), loaded, run.path, model)  # on the executor the file names
+        summaries = run_canary(loaded, run, model, stacks_factory=factory, console=console, cohorts=cohort)
     run.mark(ended_at=now())
     print_table(summaries, {c.name: c.label for c in loaded.cohorts}, Console())
     typer.echo(f"probe records: {run.path}/<cohort>/probes/  summaries: {run.path}/<cohort>/canary.json")

@@ -38,11 +38,12 @@ def serve(
         Path | None, typer.Option(help="build cache (default $SPECQUAL_CACHE or ~/.cache/specqual)")
     ] = None,
 ) -> None:
-    """Bring one cohort's stack up and hold it until Ctrl-C; print the base URL and the commands.
+    """Bring one cohort's stack up (on the file's executor: local processes or a Slurm job) and hold it until
+    Ctrl-C; print the base URL and the commands.
 
     Example: specqual serve cohorts/smollm2-cpu.yaml --cohort stock-ngram
     """
-    from eval.stacks import launch
+    from eval.executors import pick
     from eval.stacks.launch import find_cohort
     from eval.stacks.local import StackError
     from eval.stacks.models import model_dir
@@ -54,18 +55,18 @@ def serve(
         fail(str(e.args[0]))
     build = _build_or_fail(loaded.spec, c.factors["build"], cache)
     model = model_dir(loaded.spec, name=c.model_name)
-    stack = launch(loaded.spec, c, model, run_dir, build)
+    stack = pick(loaded).stack(c, model, run_dir, build)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the stack as cleanly as Ctrl-C
     try:
         with stack:
             for line in stack.command_lines():
                 typer.echo(f"command: {line}")
             typer.echo(f"base_url: {stack.base_url}")
-            typer.echo(f"logs: {stack.out_dir / 'logs'}  (Ctrl-C stops the stack)")
+            typer.echo(f"logs: {stack.log_dir}  (Ctrl-C stops the stack)")
             while stack.alive():
                 time.sleep(1.0)
             fail("a process of the stack exited; see the logs", 1)
-    except StackError as e:
+    except StackError as e:  # SlurmStackError is one too
         fail(str(e), 1)
     except KeyboardInterrupt:
         typer.echo("stopped")

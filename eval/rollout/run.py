@@ -62,13 +62,14 @@ def check_workload(loaded: LoadedSpec) -> SWEBenchWorkload:
     """The SWE-bench workload, with the agent settings this module interprets checked before anything runs."""
     from eval.agent.feedback import FeedbackPolicy
     from eval.agent.tools import tool_definitions
-    from eval.registry import AGENTS, known
+    from eval.registry import AGENTS
+    from eval.spec.load import check_known
 
     workload = loaded.spec.workloads.swebench
     if workload is None or not workload.enabled:
         raise SpecError("workloads.swebench", "the cohort file has no enabled SWE-bench workload")
     agent = workload.agent
-    known(AGENTS, agent.kind, "workloads.swebench.agent.kind")
+    check_known(AGENTS, agent.kind, "workloads.swebench.agent.kind")
     try:
         tool_definitions(agent.tools)
     except ValueError as e:

@@ -232,14 +232,23 @@ def load_spec(sources: list[str]) -> LoadedSpec:
 
 
 def _check_registries(spec: CohortFile, source: str) -> None:
-    from eval.registry import AGENTS, MODEL_GENERATORS, known
+    from eval.registry import AGENTS, EXECUTORS, MODEL_GENERATORS
 
     for name, m in spec.all_models().items():
         if m.generate is not None:
             where = "model" if name == DEFAULT_MODEL else f"models.{name}"
-            known(MODEL_GENERATORS, m.generate.kind, f"{where}.generate.kind", source)
+            check_known(MODEL_GENERATORS, m.generate.kind, f"{where}.generate.kind", source)
     if spec.workloads.swebench is not None:
-        known(AGENTS, spec.workloads.swebench.agent.kind, "workloads.swebench.agent.kind", source)
+        check_known(AGENTS, spec.workloads.swebench.agent.kind, "workloads.swebench.agent.kind", source)
+    check_known(EXECUTORS, spec.executor.kind, "executor.kind", source)
+
+
+def check_known(registry: dict[str, str], name: str, field: str, source: str | None = None) -> None:
+    """Raise a SpecError naming the field and the known names when `name` is not registered."""
+    from eval.registry import unknown
+
+    if (why := unknown(registry, name)) is not None:
+        raise SpecError(field, why, source)
 
 
 def _drop(tree: Any, path: list[str]) -> None:

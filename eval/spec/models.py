@@ -15,7 +15,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from eval.spec.base import NAME_PATTERN, SCHEMA_VERSION, Name, ScalarArg, ServerArgValue, Strict
 from eval.spec.serving import (
     Build,
-    Executor,
+    ExecutorSpec,
     Patch,
     PDTopology,
     Router,
@@ -46,7 +46,7 @@ __all__ = [  # the serving and workload blocks and shared pieces stay importable
     "Build",
     "CanaryMode",
     "CanaryWorkload",
-    "Executor",
+    "ExecutorSpec",
     "GraderSpec",
     "Name",
     "PDTopology",
@@ -199,7 +199,7 @@ class CohortFile(Strict):
     topologies: dict[Name, Topology] = Field(default_factory=_default_topologies)
     factors: dict[Name, Factor] = Field(default_factory=dict)
     server: ServerSpec = ServerSpec()
-    executor: Executor = Executor()
+    executor: ExecutorSpec = ExecutorSpec()
     sampling: Sampling = Sampling()
     workloads: Workloads = Workloads()
     matrix: Matrix = Matrix()

@@ -145,7 +145,7 @@ class SlurmOptions(Strict):
     poll_interval_s: float = Field(5.0, gt=0, description="seconds between squeue/scontrol polls")
 
 
-class Executor(Strict):
-    kind: Literal["local", "slurm"] = "local"
+class ExecutorSpec(Strict):
+    kind: str = Field("local", description="local | slurm (registry name, see eval.registry.EXECUTORS)")
     gpus: list[int] | None = Field(None, description="GPU pool for local launches (CUDA_VISIBLE_DEVICES)")
     slurm: SlurmOptions = SlurmOptions()

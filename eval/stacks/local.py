@@ -107,6 +107,10 @@ class LocalStack:
     def command_lines(self) -> list[str]:
         return [p.shell() for p in self.procs]
 
+    @property
+    def log_dir(self) -> Path:
+        return self.out_dir / "logs"
+
     # ------------------------------------------------------------ start
 
     def _mapping(self) -> dict[str, str]:

@@ -1,14 +1,13 @@
-"""Slurm executor: a cohort's stack as a Slurm job and its rollouts as a job array, on a shared file system.
+"""The Slurm executor: a cohort's stack as a Slurm job and its rollouts as a job array, on a shared file system.
 
-Entry points for the pipeline (`executor.kind: slurm`):
+`SlurmExecutor` (`executor.kind: slurm`, see `eval.protocols.Executor`):
 
-- `launch_stack(loaded, cohort, run, build_env, model_path)`, or
-  `launch(spec, cohort, model_path, run_dir, build_env)` -> `SlurmStack`: the latter has the arguments of
-  `eval.stacks.launch.launch`; `with launch(...) as stack:` submits the stack job, waits until every process
-  answers, and `scancel`s it on exit. `stack.base_url` is the server's (or router's) URL on its node.
-- `run_rollouts_slurm(loaded, run, cohort, base_url)` -> `RolloutSummary`: submits the cohort's units as a job
-  array of shards, watches it, resubmits shards that left units unfinished (only those units), returns counts.
-- `plan_scripts(loaded, cohort)` -> the sbatch scripts `specqual plan` prints.
+- `stack(cohort, model_path, run_dir, build)` -> `SlurmStack`: entering it submits the stack job and waits until
+  every process answers; leaving `scancel`s it. `stack.base_url` is the server's (or router's) URL on its node.
+- `rollouts(run, cohort, stack, tasks, progress)`: submits the cohort's units as a job array of shards, watches
+  it, resubmits shards that left units unfinished (only those units); graded afterwards by the pipeline's
+  grading pass.
+- `scripts(cohort, model_path, instances)`: the sbatch scripts `specqual plan` prints.
 
 Job ids go to `<run>/<cohort>/slurm.json`; `specqual status RUN_DIR` reads it.
 """
@@ -19,57 +18,42 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from eval.executors.slurm.rollouts import RolloutSummary
     from eval.executors.slurm.stack import SlurmStack
+    from eval.protocols import Stack, Task
     from eval.spec.load import LoadedSpec
     from eval.spec.matrix import Cohort
-    from eval.spec.models import CohortFile
     from eval.stacks.builds import BuildEnv
     from eval.store.run import RunDir
 
 
-def launch(
-    spec: CohortFile,
-    cohort: Cohort | str,
-    model_path: str | Path,
-    run_dir: Path | None,
-    build_env: BuildEnv,
-    *,
-    startup_timeout_s: float | None = None,
-    extra_env: dict[str, str] | None = None,
-) -> SlurmStack:
-    """The cohort's stack as a Slurm job, not submitted yet (the context manager submits and waits)."""
-    from eval.executors.slurm.plan import stack_job
-    from eval.executors.slurm.stack import SlurmStack
-    from eval.stacks.launch import cohort_dir, find_cohort
+class SlurmExecutor:
+    """`executor.kind: slurm`: stacks as jobs, rollouts as arrays (options under `executor.slurm`)."""
 
-    c = find_cohort(spec, cohort)
-    job = stack_job(spec, c, str(model_path), cohort_dir(run_dir, c.name), build_env, extra_env)
-    timeout = startup_timeout_s or spec.server.startup_timeout_s
-    return SlurmStack(job, build_env, startup_timeout_s=timeout, poll_s=min(2.0, spec.executor.slurm.poll_interval_s))
+    def __init__(self, loaded: LoadedSpec) -> None:
+        self.loaded = loaded
 
+    def stack(self, cohort: Cohort, model_path: str | Path, run_dir: Path | None, build: BuildEnv) -> SlurmStack:
+        """The cohort's stack job, not submitted until entered (logs and stack.json under `<run_dir>/<cohort>/`)."""
+        from eval.executors.slurm.plan import stack_job
+        from eval.executors.slurm.stack import SlurmStack
+        from eval.stacks.launch import cohort_dir
 
-def launch_stack(
-    loaded: LoadedSpec, cohort: Cohort, run: RunDir | None, build_env: BuildEnv, model_path: str | Path
-) -> SlurmStack:
-    """`launch` for the pipeline: the cohort's stack job under `<run>/<cohort>/` (not submitted until entered)."""
-    return launch(loaded.spec, cohort, model_path, run.path if run is not None else None, build_env)
+        spec = self.loaded.spec
+        job = stack_job(spec, cohort, str(model_path), cohort_dir(run_dir, cohort.name), build)
+        poll = min(2.0, spec.executor.slurm.poll_interval_s)
+        return SlurmStack(job, build, startup_timeout_s=spec.server.startup_timeout_s, poll_s=poll)
 
+    def rollouts(self, run: RunDir, cohort: Cohort, stack: Stack, tasks: list[Task], progress: Any) -> str:
+        """The units as a job array against the stack's URL (the tasks load them again from the cohort files)."""
+        from eval.executors.slurm.rollouts import run_array
 
-def run_rollouts_slurm(loaded: LoadedSpec, run: RunDir, cohort: Cohort, base_url: str, **kwargs: Any) -> RolloutSummary:
-    """Run the cohort's SWE-bench units as a Slurm job array against `base_url`; see `rollouts.run_array`."""
-    from eval.executors.slurm.rollouts import run_array
+        array = run_array(self.loaded, run, cohort, stack.base_url)
+        return (
+            f"{cohort.name}: {array.done}/{array.units} units done, {array.unfinished} unfinished "
+            f"(Slurm jobs {', '.join(array.job_ids)})"
+        )
 
-    return run_array(loaded, run, cohort, base_url, **kwargs)
+    def scripts(self, cohort: Cohort, model_path: str, instances: int | None) -> list[str]:
+        from eval.executors.slurm.plan import plan_scripts
 
-
-def plan_scripts(loaded: LoadedSpec, cohort: Cohort) -> list[str]:
-    """The sbatch scripts of a cohort (stack, rollout array) as `specqual plan` prints them."""
-    from eval.executors.slurm.plan import plan_scripts as scripts
-
-    return scripts(loaded, cohort)
-
-
-def plan_sbatch(loaded: LoadedSpec, cohort: Cohort) -> list[str]:
-    """`plan_scripts` when the cohort file's executor is slurm, else [] (for the plan dict)."""
-    return plan_scripts(loaded, cohort) if loaded.spec.executor.kind == "slurm" else []
+        return plan_scripts(self.loaded.spec, cohort, model_path, instances)

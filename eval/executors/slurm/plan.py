@@ -1,4 +1,5 @@
-"""Build the stack job and rollout array of a cohort from its cohort file (used by `launch` and `specqual plan`)."""
+"""Build the stack job and rollout array of a cohort from its cohort file (for `SlurmExecutor.stack` and
+`specqual plan`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import sys
 from pathlib import Path
 
 from eval.executors.slurm.scripts import RolloutArray, StackJob, rollout_script, stack_script
-from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
 from eval.spec.models import CohortFile
 from eval.stacks.builds import BuildEnv
@@ -63,16 +63,12 @@ def default_shards(spec: CohortFile, instances: int) -> int:
     return max(1, min(wanted, instances))
 
 
-def plan_scripts(loaded: LoadedSpec, cohort: Cohort) -> list[str]:
-    """The sbatch scripts of a cohort as a dry run: paths under `<run>/`, shards from the plan's unit count."""
-    from eval.plan import model_path_for_plan, swebench_instances
-
-    spec = loaded.spec
+def plan_scripts(spec: CohortFile, cohort: Cohort, model_path: str, instances: int | None) -> list[str]:
+    """The sbatch scripts of a cohort as a dry run: paths under `<run>/`; `instances` is the plan's count of the
+    cohort's SWE-bench instances (None: not known offline, 0: no rollouts)."""
     cdir = Path("<run>") / cohort.name
-    scripts = [stack_script(stack_job(spec, cohort, model_path_for_plan(loaded, cohort), cdir, None))]
-    sw = spec.workloads.swebench
-    instances = swebench_instances(loaded) if cohort.runs("swebench") else 0
-    if instances is None and sw is not None and sw.enabled:
+    scripts = [stack_script(stack_job(spec, cohort, model_path, cdir, None))]
+    if instances is None:
         instances = spec.executor.slurm.shards or MAX_DEFAULT_SHARDS  # decided at submission from the tasks
     if instances:
         array = RolloutArray(

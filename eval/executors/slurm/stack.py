@@ -21,6 +21,7 @@ from eval.executors.slurm.record import upsert_job
 from eval.executors.slurm.scripts import StackJob, secret_env, stack_script
 from eval.secrets import redact_env
 from eval.stacks.builds import BuildEnv
+from eval.stacks.local import StackError
 from eval.stacks.process import now_iso
 from eval.stacks.provenance import SCHEMA_VERSION, host_name, safe_env, stack_json_path
 from eval.store.atomic import atomic_write_text, read_json
@@ -28,7 +29,7 @@ from eval.store.atomic import atomic_write_text, read_json
 ENDPOINT_FIELDS = ("node", "host", "port", "url", "cuda_visible_devices")
 
 
-class SlurmStackError(Exception):
+class SlurmStackError(StackError):
     """The stack job could not start, died, or was not ready in time; the message has the log tails."""
 
 
@@ -48,7 +49,7 @@ def _answers(client: httpx.Client, url: str) -> bool:
 
 
 class SlurmStack:
-    """See the module docstring. Build with `eval.executors.slurm.launch`; use as a context manager."""
+    """See the module docstring. Build with `SlurmExecutor.stack`; use as a context manager."""
 
     def __init__(
         self, job: StackJob, build: BuildEnv | None, *, startup_timeout_s: float = 1800.0, poll_s: float = 2.0
@@ -69,6 +70,15 @@ class SlurmStack:
     @property
     def cohort_dir(self) -> Path:
         return self.job.cohort_dir
+
+    @property
+    def log_dir(self) -> Path:
+        return self.job.cohort_dir / "logs"
+
+    def command_lines(self) -> list[str]:
+        """Each process's command line (secrets redacted), with the node it runs on once the job started."""
+        nodes = {k: e.get("node") for k, e in self.endpoints.items()}
+        return [c.shell() + (f"  # on {nodes[c.key]}" if nodes.get(c.key) else "") for c in self.job.commands]
 
     # ------------------------------------------------------------ addresses
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from eval.executors.slurm import cluster, launch_stack
+from eval.executors.slurm import SlurmExecutor, cluster
 from eval.executors.slurm.rollouts import Submission, run_array
 from eval.executors.status import run_status
 from eval.spec.load import load_spec
@@ -91,7 +91,7 @@ def test_slurm_stack_and_array_equal_the_local_executor(tmp_path: Path, job_env:
             cluster.cancel([f"{sub.job_id}_1"])
             cancelled.append(sub.job_id)
 
-    with launch_stack(loaded, cohort, slurm_run, build, model) as stack:
+    with SlurmExecutor(loaded).stack(cohort, model, slurm_run.path, build) as stack:
         assert stack.job_id and stack.endpoints["server.0"]["node"]
         summary = run_array(loaded, slurm_run, cohort, stack.base_url, on_poll=cancel_task_1_mid_run)
         local = asyncio.run(run_rollouts(loaded, local_run, cohort, stack.base_url, tasks))

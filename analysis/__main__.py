@@ -72,5 +72,63 @@ def compare(
         atomic_write_text(out, text)
 
 
+@app.command()
+def decide(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory (holds run.json); may still be running")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the decisions as JSON")] = False,
+) -> None:
+    """Which comparisons the sequential test has decided on finished instances.
+
+    Example: python -m analysis decide results/my-run --json
+    """
+    import json
+
+    from analysis.decide import decisions
+    from analysis.load import NotARunError, load_run
+
+    try:
+        result = decisions(load_run(run_dir))
+    except NotARunError as e:
+        _bad(str(e))
+        return
+    if as_json:
+        typer.echo(json.dumps(result, indent=1))
+        return
+    for name, c in result["comparisons"].items():
+        at = f" at instance {c['decided_at']}" if c["decided_at"] else ""
+        typer.echo(f"{c['decision']:<12} {name} vs {c['control']}{at} ({c['prefix']} of {c['planned']} complete)")
+
+
+@app.command("plan-cost")
+def plan_cost(
+    rate: Annotated[float, typer.Option(help="the control's expected resolve rate")] = 0.3867,
+    icc: Annotated[float, typer.Option(help="ICC between repeats of an instance")] = 0.35,
+    repeats: Annotated[int, typer.Option(help="repeats per instance and cohort")] = 3,
+    margin: Annotated[float, typer.Option(help="non_inferiority_margin")] = 0.03,
+    alpha: Annotated[float, typer.Option(help="alpha of each one-sided test")] = 0.05,
+    cap: Annotated[int, typer.Option(help="instances available (the run's size)")] = 500,
+    paths: Annotated[int, typer.Option(help="simulated runs per scenario")] = 1000,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Expected instances to a verdict for no effect, a drop equal to the margin and the seed's effect."""
+    import json
+
+    from analysis.planning import plan, scenarios
+
+    rows = {
+        name: plan(margin, alpha, rate, drop, icc, repeats, cap=cap, paths=paths).as_dict()
+        for name, drop in scenarios(margin, rate).items()
+    }
+    if as_json:
+        typer.echo(json.dumps({"schema_version": 1, "rate": rate, "icc": icc, "repeats": repeats,
+                               "margin": margin, "alpha": alpha, "cap": cap, "scenarios": rows}, indent=1))  # fmt: skip
+        return
+    for name, r in rows.items():
+        typer.echo(
+            f"{name:<42} median {r['median_instances']:>5.0f} instances (p90 {r['p90_instances']:.0f}); "
+            f"P(PASS) {r['p_pass']:.0%}, P(FAIL) {r['p_fail']:.0%}, P(INCONCLUSIVE at {cap}) {r['p_inconclusive']:.0%}"
+        )
+
+
 if __name__ == "__main__":
     sys.exit(app(prog_name="python -m analysis"))

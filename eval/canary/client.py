@@ -26,11 +26,37 @@ class Reply:
     started_at: float = 0.0
     ended_at: float = 0.0
     error: str | None = None
+    token_logprobs: list[float | None] | None = None  # the chosen token's logprob per output position
+    top_logprobs: list[dict[str, float]] | None = None  # per position: token id (as a string) -> logprob
     first_token: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def latency_s(self) -> float:
         return round(self.ended_at - self.started_at, 4)
+
+
+def _token_id(token: str) -> str:
+    """`token_id:123` (vLLM's `return_tokens_as_token_ids`) -> `123`; other strings pass through."""
+    return token.removeprefix("token_id:")
+
+
+def _take_logprobs(reply: Reply, lp: dict[str, Any] | None) -> None:
+    """Append a completion's `logprobs` block (tokens rendered as ids) to the reply."""
+    if not lp or lp.get("token_logprobs") is None:
+        return
+    reply.token_logprobs = (reply.token_logprobs or []) + list(lp["token_logprobs"])
+    tops = [{_token_id(k): float(v) for k, v in (t or {}).items()} for t in lp.get("top_logprobs") or []]
+    reply.top_logprobs = (reply.top_logprobs or []) + tops
+
+
+def _take_chat_logprobs(reply: Reply, lp: dict[str, Any] | None) -> None:
+    content = (lp or {}).get("content")
+    if not content:
+        return
+    reply.token_logprobs = [c.get("logprob") for c in content]
+    reply.top_logprobs = [
+        {_token_id(t["token"]): float(t["logprob"]) for t in c.get("top_logprobs") or []} for c in content
+    ]
 
 
 def _usage(reply: Reply, usage: dict[str, Any] | None) -> None:
@@ -53,8 +79,9 @@ class CanaryClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def _body(self, max_tokens: int) -> dict[str, Any]:
-        return {
+    def _body(self, max_tokens: int, params: dict[str, Any] | None = None, logprobs: int = 0) -> dict[str, Any]:
+        """Greedy settings; `params` (per-request sampling parameters) go on top; `logprobs` top-k, ids as tokens."""
+        body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": max_tokens,
             "temperature": 0.0,
@@ -62,13 +89,20 @@ class CanaryClient:
             "ignore_eos": True,  # fixed lengths: every position is compared
             "return_token_ids": True,
         }
+        if logprobs:
+            body.update(logprobs=logprobs, return_tokens_as_token_ids=True)
+        body.update(params or {})
+        return body
 
-    async def complete(self, prompt: list[int], max_tokens: int) -> Reply:
+    async def complete(
+        self, prompt: list[int], max_tokens: int, params: dict[str, Any] | None = None, logprobs: int = 0
+    ) -> Reply:
         reply = Reply(started_at=time.monotonic())
         try:
-            resp = await self._http.post("/v1/completions", json={**self._body(max_tokens), "prompt": prompt})
-            data = _ok_json(resp)
+            body = {**self._body(max_tokens, params, logprobs), "prompt": prompt}
+            data = _ok_json(await self._http.post("/v1/completions", json=body))
             choice = data["choices"][0]
+            _take_logprobs(reply, choice.get("logprobs"))
             reply.output_ids = [int(t) for t in choice.get("token_ids") or []]
             reply.text = choice.get("text") or ""
             reply.finish_reason = choice.get("finish_reason")
@@ -80,11 +114,12 @@ class CanaryClient:
         reply.first_token.set()
         return reply
 
-    async def stream(self, prompt: list[int], max_tokens: int, reply: Reply | None = None) -> Reply:
+    async def stream(self, prompt: list[int], max_tokens: int, reply: Reply | None = None, logprobs: int = 0) -> Reply:
         """A streaming completion into `reply`; `reply.first_token` is set once a token arrived (it is decoding)."""
         reply = reply or Reply()
         reply.started_at, reply.output_ids = time.monotonic(), []
-        body = {**self._body(max_tokens), "prompt": prompt, "stream": True, "stream_options": {"include_usage": True}}
+        body = {**self._body(max_tokens, None, logprobs), "prompt": prompt, "stream": True}
+        body["stream_options"] = {"include_usage": True}
         try:
             async with self._http.stream("POST", "/v1/completions", json=body) as resp:
                 if resp.status_code != 200:
@@ -98,13 +133,16 @@ class CanaryClient:
         return reply
 
     async def chat(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], tool_choice: str, n: int
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], tool_choice: str, n: int, logprobs: int = 0
     ) -> Reply:
         reply = Reply(started_at=time.monotonic())
         body = {**self._body(n), "messages": messages, "tools": tools, "tool_choice": tool_choice}
+        if logprobs:
+            body.update(logprobs=True, top_logprobs=logprobs, return_tokens_as_token_ids=True)
         try:
             data = _ok_json(await self._http.post("/v1/chat/completions", json=body))
             choice = data["choices"][0]
+            _take_chat_logprobs(reply, choice.get("logprobs"))
             msg = choice.get("message") or {}
             reply.output_ids = [int(t) for t in choice.get("token_ids") or []]
             calls = msg.get("tool_calls") or []
@@ -132,6 +170,7 @@ def _stream_line(reply: Reply, line: str) -> None:
         assert reply.output_ids is not None
         reply.output_ids += [int(t) for t in choice.get("token_ids") or []]
         reply.text += choice.get("text") or ""
+        _take_logprobs(reply, choice.get("logprobs"))
         if choice.get("prompt_token_ids"):
             reply.prompt_ids = choice["prompt_token_ids"]
         if choice.get("finish_reason"):

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from eval.canary.judge import judge
 from eval.canary.records import ProbeRecord
 
 VERDICTS = ("clean", "corrupted", "failed", "reference", "no-data")
@@ -40,10 +41,20 @@ def has_output(rec: ProbeRecord | None) -> bool:
     return rec is not None and rec.infra_error is None and rec.output_token_ids is not None
 
 
-def apply_comparison(rec: ProbeRecord, ref: ProbeRecord | None, ref_cohort: str | None) -> None:
-    """Fill the comparison fields of `rec` (in place); nothing to compare leaves `diverged` null."""
+def apply_comparison(
+    rec: ProbeRecord,
+    ref: ProbeRecord | None,
+    ref_cohort: str | None,
+    near_tie: float = 0.25,
+    lp_tolerance: float = 0.5,
+) -> None:
+    """Fill the comparison fields of `rec` (in place); nothing to compare leaves `diverged` null.
+
+    Then the judgement (eval/canary/judge.py): `rec.judgement` says whether the output is corrupted or only
+    differs by a benign near-tie flip, and why."""
     rec.reference_cohort = ref_cohort
     rec.compared_tokens = rec.diverged = rec.first_divergence = rec.divergent_tokens = None
+    rec.judgement = None
     rec.extra.pop("comparison_error", None)
     if ref_cohort is None or not has_output(rec) or not has_output(ref):
         return
@@ -59,6 +70,14 @@ def apply_comparison(rec: ProbeRecord, ref: ProbeRecord | None, ref_cohort: str 
         d.divergent_tokens,
     )
     rec.diverged = d.diverged
+    rec.judgement = judge(rec, ref, near_tie, lp_tolerance).to_json()
+
+
+def judged_corrupted(rec: ProbeRecord) -> bool:
+    """Corrupted by the judgement; without one (older records), any divergence."""
+    if rec.judgement is not None:
+        return rec.judgement.get("verdict") == "corrupted"
+    return bool(rec.diverged)
 
 
 def pick_reference(
@@ -75,8 +94,10 @@ def pick_reference(
 class ModeSummary:
     probes: int = 0
     compared: int = 0
-    diverged: int = 0
+    diverged: int = 0  # token-level: any difference from the reference
     infra_errors: int = 0
+    corrupted: int = 0  # judged corrupted (a divergence that is no near-tie, or a sampler/logprobs violation)
+    near_ties: int = 0  # diverged, judged a benign near-tie flip
 
 
 @dataclass
@@ -96,6 +117,10 @@ class CohortSummary:
     first_divergence_histogram: dict[str, int]
     verdict: str
     reason: str
+    corrupted: int = 0  # judged corrupted (the verdict counts these, not `diverged`)
+    near_ties: int = 0  # diverged by a benign near-tie flip
+    acceptance: float | None = None  # accepted / drafted tokens during the probes (/metrics)
+    blind_to: list[str] = field(default_factory=list)  # bug classes this run could not see (low acceptance)
     wall_s: float | None = None
     server_error: str | None = None  # root cause found in the server logs when requests failed
     extra: dict[str, Any] = field(default_factory=dict)
@@ -115,6 +140,8 @@ def summarize(cohort: str, records: list[ProbeRecord], is_reference: bool, expec
         m.compared += r.diverged is not None
         m.diverged += bool(r.diverged)
         m.infra_errors += r.infra_error is not None
+        m.corrupted += r.diverged is not None and judged_corrupted(r)
+        m.near_ties += (r.judgement or {}).get("verdict") == "near_tie"
         if r.first_divergence is not None:
             hist[r.first_divergence] += 1
     total = ModeSummary(
@@ -122,6 +149,8 @@ def summarize(cohort: str, records: list[ProbeRecord], is_reference: bool, expec
         compared=sum(m.compared for m in by_mode.values()),
         diverged=sum(m.diverged for m in by_mode.values()),
         infra_errors=sum(m.infra_errors for m in by_mode.values()) + max(expected - len(records), 0),
+        corrupted=sum(m.corrupted for m in by_mode.values()),
+        near_ties=sum(m.near_ties for m in by_mode.values()),
     )
     verdict, reason = _verdict(total, is_reference, expected)
     return CohortSummary(
@@ -140,16 +169,24 @@ def summarize(cohort: str, records: list[ProbeRecord], is_reference: bool, expec
         first_divergence_histogram={str(k): hist[k] for k in sorted(hist)},
         verdict=verdict,
         reason=reason,
+        corrupted=total.corrupted,
+        near_ties=total.near_ties,
     )
 
 
 def _verdict(t: ModeSummary, is_reference: bool, expected: int) -> tuple[str, str]:
-    if t.diverged:
-        return "corrupted", f"{t.diverged}/{t.compared} compared requests diverged from the reference"
+    ties = f"; {t.near_ties} benign near-tie flip(s)" if t.near_ties else ""
+    if t.corrupted:
+        return "corrupted", (
+            f"{t.corrupted}/{t.compared} compared requests judged corrupted "
+            f"({t.diverged} diverged from the reference{ties})"
+        )
     if t.infra_errors:
         return "failed", f"{t.infra_errors}/{max(expected, t.probes)} requests got no answer (server error)"
     if is_reference:
         return "reference", f"{t.probes} requests answered; other cohorts are compared with these outputs"
     if t.compared == 0:
         return "no-data", "nothing could be compared (no reference output)"
+    if t.diverged:
+        return "clean", f"0/{t.compared} compared requests corrupted ({t.diverged} diverged{ties})"
     return "clean", f"0/{t.compared} compared requests diverged"

@@ -55,6 +55,8 @@ def record(ctx: ProbeContext, mode: str, index: int, role: str, prompt: list[int
         latency_s=reply.latency_s,
         server=ctx.client.base_url,
         infra_error=reply.error,
+        output_token_logprobs=None if reply.error else reply.token_logprobs,
+        output_top_logprobs=None if reply.error else reply.top_logprobs,
     )
     if reply.prompt_tokens is not None and reply.cached_tokens is not None:
         # The prompt tokens the serving worker computed itself: 1 for a one-token tail (after a prefix hit, or
@@ -75,17 +77,21 @@ async def prefix_hit(ctx: ProbeContext, index: int, concurrent: bool = False) ->
     prompt = [*warm_ids[:aligned], ctx.book.tail_token(f"{mode}-tail-{index}", warm_ids[aligned])]
     warm = await ctx.client.complete(warm_ids, 1)
     if not concurrent:
-        reply = await ctx.client.complete(prompt, cfg.max_tokens) if not warm.error else _failed(f"warm: {warm.error}")
+        reply = (
+            await ctx.client.complete(prompt, cfg.max_tokens, logprobs=cfg.logprobs)
+            if not warm.error
+            else _failed(f"warm: {warm.error}")
+        )
         return [record(ctx, mode, index, "target", prompt, reply)]
     other = ctx.book.ids(f"{mode}-other-{index}", cfg.block_size + 37)
     live = Reply()
-    stream = asyncio.create_task(ctx.client.stream(other, cfg.concurrent_max_tokens, live))
+    stream = asyncio.create_task(ctx.client.stream(other, cfg.concurrent_max_tokens, live, cfg.logprobs))
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(live.first_token.wait(), FIRST_TOKEN_TIMEOUT_S)
     if warm.error:
         target = _failed(f"warm: {warm.error}")
     else:
-        target = await ctx.client.complete(prompt, cfg.max_tokens)
+        target = await ctx.client.complete(prompt, cfg.max_tokens, logprobs=cfg.logprobs)
     background = await stream
     overlapped = not target.error and not background.error and background.ended_at > target.started_at
     recs = [
@@ -100,7 +106,7 @@ async def prefix_hit(ctx: ProbeContext, index: int, concurrent: bool = False) ->
 async def fresh(ctx: ProbeContext, index: int) -> list[ProbeRecord]:
     cfg = ctx.cfg
     prompt = ctx.book.ids(f"fresh-{index}", cfg.warm_blocks * cfg.block_size + 1)
-    reply = await ctx.client.complete(prompt, cfg.max_tokens)
+    reply = await ctx.client.complete(prompt, cfg.max_tokens, logprobs=cfg.logprobs)
     return [record(ctx, "fresh", index, "target", prompt, reply)]
 
 
@@ -154,7 +160,7 @@ async def tool_aba(ctx: ProbeContext, index: int) -> list[ProbeRecord]:
     chat = await sized_chat(ctx, index)
 
     async def ask() -> Reply:
-        return await ctx.client.chat(chat, TOOLS, ctx.tool_choice, cfg.max_tokens)
+        return await ctx.client.chat(chat, TOOLS, ctx.tool_choice, cfg.max_tokens, cfg.logprobs)
 
     a1 = await ask()
     burst = [[*agent_chat(book, f"tool-{index}", 2)[:-1], _variant(book, index, k)] for k in range(cfg.tool_burst)]
@@ -185,9 +191,17 @@ async def _prefix_hit_concurrent(ctx: ProbeContext, index: int) -> list[ProbeRec
     return await prefix_hit(ctx, index, concurrent=True)
 
 
-MODES: dict[str, ModeFn] = {
-    "prefix_hit": prefix_hit,
-    "prefix_hit_concurrent": _prefix_hit_concurrent,
-    "fresh": fresh,
-    "tool_aba": tool_aba,
-}
+def _modes() -> dict[str, ModeFn]:
+    from eval.canary.sampler import chunked_tail, sampler_mix
+
+    return {
+        "prefix_hit": prefix_hit,
+        "prefix_hit_concurrent": _prefix_hit_concurrent,
+        "fresh": fresh,
+        "tool_aba": tool_aba,
+        "sampler_mix": sampler_mix,
+        "chunked_tail": chunked_tail,
+    }
+
+
+MODES: dict[str, ModeFn] = _modes()

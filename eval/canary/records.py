@@ -9,6 +9,8 @@ from typing import Any
 from eval.store import SCHEMA_VERSION, atomic_write_json, read_json
 
 ROLES = ("target", "concurrent", "tool_a1", "tool_b", "tool_a2")
+# sampler_mix: one request per kind of per-request sampling parameters, all in one batch (eval/canary/sampler.py)
+SAMPLER_ROLES = ("plain", "penalties", "min_tokens", "allowed_tokens")
 
 
 @dataclass
@@ -35,6 +37,10 @@ class ProbeRecord:
     diverged: bool | None = None
     first_divergence: int | None = None
     divergent_tokens: int | None = None
+    params: dict[str, Any] | None = None  # per-request sampling parameters sent on top of greedy (sampler_mix)
+    output_token_logprobs: list[float | None] | None = None
+    output_top_logprobs: list[dict[str, float]] | None = None  # per position: token id (string) -> logprob
+    judgement: dict[str, Any] | None = None  # eval.canary.judge: what was judged and why
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

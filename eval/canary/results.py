@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from eval.canary.compare import CohortSummary, apply_comparison, pick_reference, summarize
-from eval.canary.records import ProbeRecord, probe_id, read_records, write_record
+from eval.canary.records import SAMPLER_ROLES, ProbeRecord, probe_id, read_records, write_record
 from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort, canary_reference
+from eval.spec.models import CanaryWorkload
 from eval.store import atomic_write_json
 from eval.store.run import RunDir
 
@@ -18,6 +20,8 @@ ROLES_BY_MODE = {
     "prefix_hit_concurrent": ("target", "concurrent"),
     "fresh": ("target",),
     "tool_aba": ("tool_a1", "tool_b", "tool_a2"),
+    "sampler_mix": SAMPLER_ROLES,
+    "chunked_tail": ("target", "concurrent"),
 }
 
 
@@ -53,10 +57,12 @@ def compare_and_summarize(loaded: LoadedSpec, run: RunDir, walls: dict[str, floa
             continue
         is_ref = cohort.name == reference
         for pid, rec in records.items():
-            _compare_one(rec, pid, None if is_ref else cohort.control, reference, is_ref, outputs)
+            _compare_one(rec, pid, None if is_ref else cohort.control, reference, is_ref, outputs, cfg)
             write_record(run.cohort_dir(cohort.name), rec)
         summary = summarize(cohort.name, list(records.values()), is_ref, expected)
         summary.wall_s = walls.get(cohort.name)
+        if cohort.speculative.method is not None:
+            note_acceptance(summary, probe_acceptance(run.cohort_dir(cohort.name)), cfg.acceptance_floor)
         summary.extra["control"] = cohort.control
         if summary.infra_errors:
             summary.server_error = server_error(run.cohort_dir(cohort.name))
@@ -72,13 +78,47 @@ def _compare_one(
     reference: str,
     is_ref: bool,
     outputs: dict[str, dict[str, ProbeRecord]],
+    cfg: CanaryWorkload,
 ) -> None:
     if is_ref:
         apply_comparison(rec, None, None)
         return
     chosen = pick_reference(pid, control, reference, outputs)
     ref = outputs.get(chosen or "", {}).get(pid) if chosen else None
-    apply_comparison(rec, ref, chosen)
+    apply_comparison(rec, ref, chosen, cfg.near_tie_nats, cfg.logprob_tolerance)
+
+
+# What a speculative cohort cannot show when (almost) no draft is accepted: the verify path of the rejection
+# sampler never keeps a draft token (BUGZOO.md).
+BLIND_WITHOUT_ACCEPTANCE = [
+    "logits processors on draft rows (penalties, min_tokens, logit_bias: PR 19482, PR 32642)",
+    "logprobs of accepted drafts (PR 30846)",
+    "state rollback after partial acceptance (short_conv / Mamba: PR 50272)",
+]
+
+
+def probe_acceptance(cohort_dir: Path) -> float | None:
+    """Accepted / drafted tokens between the canary's before and after /metrics snapshots."""
+    from eval.stacks.metrics import acceptance
+
+    path = Path(cohort_dir) / "metrics.jsonl"
+    if not path.is_file():
+        return None
+    snaps = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    canary = [r for r in snaps if r.get("workload") == "canary"]
+    before = next((r for r in canary if r.get("phase") == "before"), None)
+    after = next((r for r in reversed(canary) if r.get("phase") == "after"), None)
+    return acceptance(before, after) if before and after else None
+
+
+def note_acceptance(summary: CohortSummary, rate: float | None, floor: float) -> None:
+    """Record the acceptance; below `floor` (or unknown) name the bug classes the run could not see."""
+    summary.acceptance = None if rate is None else round(rate, 4)
+    if rate is not None and rate >= floor:
+        return
+    summary.blind_to = list(BLIND_WITHOUT_ACCEPTANCE)
+    seen = "unknown" if rate is None else f"{rate:.2f}"
+    summary.reason += f"; draft acceptance {seen} < {floor}: could not see {len(summary.blind_to)} bug classes"
 
 
 _ERROR_LINE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception)): (.+)$")

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator
 
 from eval.spec.base import Name, Strict
 
-CanaryMode = Literal["prefix_hit", "prefix_hit_concurrent", "fresh", "tool_aba"]
+CanaryMode = Literal["prefix_hit", "prefix_hit_concurrent", "fresh", "tool_aba", "sampler_mix", "chunked_tail"]
 DEFAULT_CANARY_MODES: tuple[CanaryMode, ...] = ("prefix_hit", "prefix_hit_concurrent", "fresh")
 
 
@@ -26,6 +26,21 @@ class CanaryWorkload(Strict):
     tool_burst: int = Field(6, ge=1, description="agent-like chats sent during tool_aba's B request")
     reference: Name | None = Field(
         None, description="cohort whose outputs cohorts without a control are compared with (default: first such)"
+    )
+    # The judgement (docs/canary.md, "How it judges"): one setting for every build and dtype, calibrated on
+    # clean-vs-clean runs. 0 logprobs turns the judgement off (token equality only).
+    logprobs: int = Field(5, ge=0, le=20, description="top-k logprobs asked for on every completion (judgement)")
+    near_tie_nats: float = Field(
+        0.25, ge=0, description="a first divergence whose margin on both sides is at most this is a benign flip"
+    )
+    logprob_tolerance: float = Field(
+        0.5, gt=0, description="returned logprobs of identical tokens may differ by this much from the reference's"
+    )
+    acceptance_floor: float = Field(
+        0.3, ge=0, le=1, description="below this draft acceptance the verdict names the bug classes it could not see"
+    )
+    chunk_budget: int = Field(
+        64, ge=8, description="chunked_tail: the server's max_num_batched_tokens the prompt lengths are matched to"
     )
 
 

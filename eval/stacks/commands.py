@@ -62,6 +62,11 @@ def to_flags(args: dict[str, Any]) -> list[str]:
     return out
 
 
+# `speculative.<name>.model: "@target"` (method draft_model): the draft model is the cohort's own model, wherever
+# it was generated or resolved (self-drafting gets drafts accepted on a random model: BUGZOO.md).
+SELF_DRAFT = "@target"
+
+
 def model_args(spec: CohortFile, model_path: str, model: ModelSpec | None = None) -> dict[str, Any]:
     """Server flags of `model` (default: the file's default model) served from `model_path`."""
     m = model or spec.model
@@ -88,6 +93,8 @@ def _server(
     args.update(extra)
     spec_cfg = cohort.speculative.vllm_config()
     if spec_cfg is not None:
+        if spec_cfg.get("model") == SELF_DRAFT:  # self-drafting: the draft is the served model itself
+            spec_cfg["model"] = model_path
         args["speculative_config"] = spec_cfg
     args.update(cohort.server_args)
     gpus = int(extra.get("tensor_parallel_size", 1)) * int(extra.get("data_parallel_size", 1))

@@ -1,0 +1,134 @@
+"""A tiny random Llama made locally: the self-drafting model of the bug zoo's sampler builds (issue 16).
+
+Self-drafting (`draft_model` = the target) gets drafts accepted on a random model (BUGZOO.md), so the rejection
+sampler's draft-row code paths run: the place of the penalty, min_tokens and logprobs bugs. A tiny NemotronH
+cannot serve there: vLLM turns any NemotronH draft with MTP layers into MTP, and random MTP layers accept almost
+nothing. The tokenizer and chat template are the tiny NemotronH's (same generator code), so prompts built from
+it are the same ids. Weights N(0, `weight_std`) (norms 1 + N(0, 0.1)); a larger spread than the NemotronH's 0.1
+gives a peaked next-token distribution, like a trained model's (near-ties are then rare, as in practice).
+
+`generate(out_dir, seed, options)` returns the model directory, cached by a hash of its inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+GENERATOR_VERSION = 1
+DONE_MARKER = "specqual-generated.json"
+
+
+@dataclass(frozen=True)
+class TinyLlama:
+    num_hidden_layers: int = 2
+    hidden_size: int = 64
+    vocab_size: int = 512
+    num_attention_heads: int = 2
+    num_key_value_heads: int = 1
+    head_dim: int = 32  # CPU attention needs >= 32
+    intermediate_size: int = 128
+    weight_std: float = 0.3
+    max_position_embeddings: int = 4096
+    torch_dtype: str = "float32"
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> TinyLlama:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"unknown tiny-llama option(s) {unknown} (known: {', '.join(sorted(known))})")
+        return cls(**options)
+
+
+def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
+    """Write (or reuse) the model directory under `out_dir` and return it."""
+    from eval.models.tiny_nemotron_h import TinyNemotronH, _write_tokenizer
+
+    opts = TinyLlama.from_options(dict(options))
+    blob = json.dumps({"v": GENERATOR_VERSION, "seed": seed, "opts": asdict(opts)}, sort_keys=True)
+    target = Path(out_dir) / f"tiny-llama-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+    if (target / DONE_MARKER).is_file():
+        return target
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    (tmp / "config.json").write_text(json.dumps(hf_config(opts), indent=2) + "\n")
+    gen = {"bos_token_id": 1, "eos_token_id": 4, "pad_token_id": 0}
+    (tmp / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
+    _write_weights(tmp, opts, seed)
+    tok_opts = TinyNemotronH(vocab_size=opts.vocab_size, max_position_embeddings=opts.max_position_embeddings)
+    _write_tokenizer(tmp, tok_opts, seed)
+    (tmp / DONE_MARKER).write_text(json.dumps({"seed": seed, "options": asdict(opts)}, indent=2) + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    return target
+
+
+def hf_config(opts: TinyLlama) -> dict[str, Any]:
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "torch_dtype": opts.torch_dtype,
+        "vocab_size": opts.vocab_size,
+        "hidden_size": opts.hidden_size,
+        "intermediate_size": opts.intermediate_size,
+        "num_hidden_layers": opts.num_hidden_layers,
+        "num_attention_heads": opts.num_attention_heads,
+        "num_key_value_heads": opts.num_key_value_heads,
+        "head_dim": opts.head_dim,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
+        "max_position_embeddings": opts.max_position_embeddings,
+        "tie_word_embeddings": False,
+        "pad_token_id": 0,
+        "bos_token_id": 1,
+        "eos_token_id": 4,
+    }
+
+
+def weight_shapes(opts: TinyLlama) -> dict[str, tuple[int, ...]]:
+    h, inter = opts.hidden_size, opts.intermediate_size
+    q, kv = opts.num_attention_heads * opts.head_dim, opts.num_key_value_heads * opts.head_dim
+    shapes: dict[str, tuple[int, ...]] = {
+        "model.embed_tokens.weight": (opts.vocab_size, h),
+        "model.norm.weight": (h,),
+        "lm_head.weight": (opts.vocab_size, h),
+    }
+    for i in range(opts.num_hidden_layers):
+        p = f"model.layers.{i}."
+        shapes.update(
+            {
+                p + "input_layernorm.weight": (h,),
+                p + "post_attention_layernorm.weight": (h,),
+                p + "self_attn.q_proj.weight": (q, h),
+                p + "self_attn.k_proj.weight": (kv, h),
+                p + "self_attn.v_proj.weight": (kv, h),
+                p + "self_attn.o_proj.weight": (h, q),
+                p + "mlp.gate_proj.weight": (inter, h),
+                p + "mlp.up_proj.weight": (inter, h),
+                p + "mlp.down_proj.weight": (h, inter),
+            }
+        )
+    return shapes
+
+
+def _write_weights(d: Path, opts: TinyLlama, seed: int) -> None:
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(seed)
+    tensors: dict[str, np.ndarray] = {}
+    for name, shape in weight_shapes(opts).items():
+        if "norm" in name:
+            values = 1.0 + rng.normal(0.0, 0.1, size=shape)
+        else:
+            values = rng.normal(0.0, opts.weight_std, size=shape)
+        tensors[name] = values.astype(np.float32)
+    save_file(tensors, str(d / "model.safetensors"), metadata={"format": "pt"})

@@ -2,7 +2,9 @@
 `concurrency` at once, then the predictions files rebuilt from the unit directories.
 
 Resume is by what is on disk: a unit whose verdict.json parses is skipped; any other unit directory is wiped
-and run again. `on_unit_done(unit_dir)` is called after each verdict is written (grading can stream).
+and run again. `on_unit_done(unit_dir)` is called after each verdict is written (grading can stream). With an
+`early_stop` (eval.rollout.stopper), units go instance by instance in the shared seeded order and no new unit
+starts once the cohort's comparison is decided; a resumed run asks before it schedules anything.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from eval.protocols import Sandbox, Task
 from eval.rollout.predictions import write_predictions
 from eval.rollout.progress import CohortProgress, RolloutProgress
 from eval.rollout.server import ServerGate
+from eval.rollout.stopper import EarlyStop
 from eval.rollout.unit import RolloutEnv, run_unit
 from eval.rollout.units import Unit, plan_units
 from eval.spec.errors import SpecError
@@ -43,6 +46,8 @@ class RolloutSummary:
     wall_s: float
     predictions: Path
     server_lost: str | None = None  # why the scheduler stopped waiting for the server (see eval.rollout.server)
+    stopped_early: str | None = None  # the early stop's reason (early_stop.json), when it stopped the cohort
+    not_run: int = 0  # units left out by the early stop
 
     @property
     def ran(self) -> int:
@@ -59,25 +64,10 @@ def default_sandbox_factory(spec: SandboxSpec) -> Callable[[Task], Sandbox]:
 
 
 def check_workload(loaded: LoadedSpec) -> SWEBenchWorkload:
-    """The SWE-bench workload, with the agent settings this module interprets checked before anything runs."""
-    from eval.agent.feedback import FeedbackPolicy
-    from eval.agent.tools import tool_definitions
-    from eval.registry import AGENTS
-    from eval.spec.load import check_known
-
+    """The enabled SWE-bench workload (its agent block was checked when the file loaded: eval.spec.workloads)."""
     workload = loaded.spec.workloads.swebench
     if workload is None or not workload.enabled:
         raise SpecError("workloads.swebench", "the cohort file has no enabled SWE-bench workload")
-    agent = workload.agent
-    check_known(AGENTS, agent.kind, "workloads.swebench.agent.kind")
-    try:
-        tool_definitions(agent.tools)
-    except ValueError as e:
-        raise SpecError("workloads.swebench.agent.tools", str(e)) from None
-    try:
-        FeedbackPolicy.from_spec(agent.feedback, agent.final_answer_pattern, agent.max_consecutive_no_tool_calls)
-    except ValueError as e:
-        raise SpecError("workloads.swebench.agent.feedback", str(e)) from None
     return workload
 
 
@@ -111,6 +101,7 @@ async def run_rollouts(
     progress: RolloutProgress | None = None,
     on_unit_done: UnitDone | None = None,
     sandbox_factory: Callable[[Task], Sandbox] | None = None,
+    early_stop: EarlyStop | None = None,
 ) -> RolloutSummary:
     """Run every unit of `cohort` that is not done yet; return counts. Infra failures never raise here."""
     import aiohttp
@@ -120,7 +111,9 @@ async def run_rollouts(
     workload = check_workload(loaded)
     name = cohort if isinstance(cohort, str) else cohort.name
     served = next((c.model.served_name for c in loaded.cohorts if c.name == name), loaded.spec.model.served_name)
-    todo, done = plan_units(run, name, tasks, workload.repeats)
+    todo, done = plan_units(run, name, tasks, workload.repeats, instance_major=early_stop is not None)
+    if early_stop is not None and await asyncio.to_thread(early_stop.check):
+        todo = []  # decided before (a resumed run): the same decision, nothing more to run
     row = (progress or RolloutProgress(enabled=False)).cohort(name, len(tasks) * workload.repeats, done)
     started = time.monotonic()
     events = run.cohort_dir(name) / EVENTS_FILE
@@ -140,7 +133,7 @@ async def run_rollouts(
                 on_turn=row.turn,
                 gate=gate,
             )
-            await _run_all(todo, env, workload.concurrency, row, on_unit_done)
+            ran = await _run_all(todo, env, workload.concurrency, row, on_unit_done, early_stop)
     predictions = write_predictions(run, name)
     return RolloutSummary(
         cohort=name,
@@ -152,19 +145,35 @@ async def run_rollouts(
         wall_s=round(time.monotonic() - started, 3),
         predictions=predictions,
         server_lost=gate.lost,
+        stopped_early=early_stop.record["reason"] if early_stop is not None and early_stop.record else None,
+        not_run=len(todo) - ran,
     )
 
 
 async def _run_all(
-    todo: list[Unit], env: RolloutEnv, concurrency: int, row: CohortProgress, on_unit_done: UnitDone | None
-) -> None:
+    todo: list[Unit],
+    env: RolloutEnv,
+    concurrency: int,
+    row: CohortProgress,
+    on_unit_done: UnitDone | None,
+    early_stop: EarlyStop | None = None,
+) -> int:
+    """Run the units, at most `concurrency` at once; return how many ran (the early stop may leave some out)."""
     semaphore = asyncio.Semaphore(concurrency)
+    ran = 0
 
     async def one(unit: Unit) -> None:
+        nonlocal ran
         async with semaphore:
+            if early_stop is not None and early_stop.stopped:
+                return
+            ran += 1
             row.unit_started()
             verdict = await run_unit(unit, env)
             row.unit_finished(verdict)
         await _notify(on_unit_done, unit.dir)
+        if early_stop is not None:
+            await asyncio.to_thread(early_stop.unit_done)
 
     await asyncio.gather(*(one(u) for u in todo))
+    return ran

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from eval.spec.errors import SpecError
+from eval.spec.errors import SpecError, raise_all
 from eval.spec.matrix import Cohort, expand
 from eval.spec.models import DEFAULT_MODEL, CohortFile
 
@@ -177,19 +177,20 @@ def _source_for(loc: tuple[int | str, ...], prov: Provenance, default: str) -> s
     return default
 
 
-def _validation_error(e: ValidationError, prov: Provenance, default: str) -> SpecError:
-    err = e.errors()[0]
-    msg = err["msg"].removeprefix("Value error, ")
-    if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
-        shown = repr(err["input"])
-        msg += f" (got {shown[:60]}{'...' if len(shown) > 60 else ''})"
-    more = len(e.errors()) - 1
-    if more:
-        msg += f" [+{more} more error{'s' if more > 1 else ''}]"
-    return SpecError(_loc(err["loc"]) or "(top level)", msg, _source_for(err["loc"], prov, default))
+def _validation_errors(e: ValidationError, prov: Provenance, default: str) -> list[SpecError]:
+    """One SpecError per field pydantic found wrong (a value that fits no member of a union: its first error)."""
+    out: dict[str, SpecError] = {}
+    for err in e.errors():
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
+            shown = repr(err["input"])
+            msg += f" (got {shown[:60]}{'...' if len(shown) > 60 else ''})"
+        field = _loc(err["loc"]) or "(top level)"
+        out.setdefault(field, SpecError(field, msg, _source_for(err["loc"], prov, default)))
+    return list(out.values())
 
 
-def _check_files(spec: CohortFile, source: str) -> None:
+def _file_errors(spec: CohortFile, source: str) -> list[SpecError]:
     checks: list[tuple[str, str | None]] = []
     for bname, build in spec.builds.items():
         checks += [(f"builds.{bname}.patches[{i}].file", p.file) for i, p in enumerate(build.patches)]
@@ -198,9 +199,11 @@ def _check_files(spec: CohortFile, source: str) -> None:
     checks += [(f"models.{name}.chat_template", m.chat_template) for name, m in spec.models.items()]
     if spec.workloads.swebench is not None:
         checks.append(("workloads.swebench.exclude", spec.workloads.swebench.exclude))
-    for field, value in checks:
-        if value is not None and not spec.resolve(value).is_file():
-            raise SpecError(field, f"file not found: {spec.resolve(value)}", source)
+    return [
+        SpecError(field, f"file not found: {spec.resolve(value)}", source)
+        for field, value in checks
+        if value is not None and not spec.resolve(value).is_file()
+    ]
 
 
 def load_spec(sources: list[str]) -> LoadedSpec:
@@ -217,30 +220,34 @@ def load_spec(sources: list[str]) -> LoadedSpec:
         for data, name in _read_yaml(Path(source)):
             _merge(merged, data, name, prov, ())
     first = files[0]
+    invalid: list[SpecError] = []
     try:
         spec = CohortFile.model_validate(merged)
     except ValidationError as e:
-        raise _validation_error(e, prov, first) from None
+        invalid = _validation_errors(e, prov, first)
+    raise_all(invalid)  # outside the except: the CLI shows these, not pydantic's traceback
     spec._base_dir = Path(first).resolve().parent
-    _check_files(spec, first)
+    errors = _file_errors(spec, first) + _registry_errors(spec, first)
+    cohorts: list[Cohort] = []
     try:
         cohorts = expand(spec)
     except SpecError as e:
-        raise e.with_source(_source_for(tuple(e.field.split(".")), prov, first)) from None
-    _check_registries(spec, first)
+        errors.append(e.with_source(_source_for(tuple(e.field.split(".")), prov, first)))
+    raise_all(errors)
     return LoadedSpec(spec=spec, cohorts=cohorts, sources=list(sources), merged=merged)
 
 
-def _check_registries(spec: CohortFile, source: str) -> None:
-    from eval.registry import AGENTS, EXECUTORS, MODEL_GENERATORS
+def _registry_errors(spec: CohortFile, source: str) -> list[SpecError]:
+    from eval.registry import AGENTS, EXECUTORS, MODEL_GENERATORS, unknown
 
+    names = [(EXECUTORS, spec.executor.kind, "executor.kind")]
     for name, m in spec.all_models().items():
         if m.generate is not None:
             where = "model" if name == DEFAULT_MODEL else f"models.{name}"
-            check_known(MODEL_GENERATORS, m.generate.kind, f"{where}.generate.kind", source)
+            names.append((MODEL_GENERATORS, m.generate.kind, f"{where}.generate.kind"))
     if spec.workloads.swebench is not None:
-        check_known(AGENTS, spec.workloads.swebench.agent.kind, "workloads.swebench.agent.kind", source)
-    check_known(EXECUTORS, spec.executor.kind, "executor.kind", source)
+        names.append((AGENTS, spec.workloads.swebench.agent.kind, "workloads.swebench.agent.kind"))
+    return [SpecError(field, why, source) for reg, name, field in names if (why := unknown(reg, name)) is not None]
 
 
 def check_known(registry: dict[str, str], name: str, field: str, source: str | None = None) -> None:

@@ -12,6 +12,12 @@ from eval.spec.base import Name, Strict
 CanaryMode = Literal["prefix_hit", "prefix_hit_concurrent", "fresh", "tool_aba", "sampler_mix", "chunked_tail"]
 DEFAULT_CANARY_MODES: tuple[CanaryMode, ...] = ("prefix_hit", "prefix_hit_concurrent", "fresh")
 
+# The agent's vocabulary, checked here when the file loads (eval.agent implements it; a unit test keeps the two
+# in step): tool names, feedback kinds, and the placeholders a feedback message may use.
+AGENT_TOOLS = ("bash", "submit")
+FEEDBACK_KINDS = ("no_tool_call", "malformed_arguments", "missing_command", "unknown_tool")
+FEEDBACK_PLACEHOLDERS = ("name", "detail", "tools")
+
 
 class CanaryWorkload(Strict):
     enabled: bool = True
@@ -39,9 +45,6 @@ class CanaryWorkload(Strict):
     acceptance_floor: float = Field(
         0.3, ge=0, le=1, description="below this draft acceptance the verdict names the bug classes it could not see"
     )
-    chunk_budget: int = Field(
-        64, ge=8, description="chunked_tail: the server's max_num_batched_tokens the prompt lengths are matched to"
-    )
 
 
 class AgentSpec(Strict):
@@ -58,6 +61,44 @@ class AgentSpec(Strict):
     final_answer_pattern: str | None = Field(None, description="regex: a reply without tool call that ends it")
     max_consecutive_no_tool_calls: int = Field(3, ge=1, description="then exit_reason no_tool_call")
     return_token_ids: bool = Field(True, description="ask vLLM for prompt/output token ids")
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, v: list[str]) -> list[str]:
+        unknown = [n for n in v if n not in AGENT_TOOLS]
+        if unknown:
+            raise ValueError(f"unknown tools {unknown} (known: {', '.join(AGENT_TOOLS)})")
+        if len(set(v)) != len(v):
+            raise ValueError(f"a tool is named twice: {v}")
+        return v
+
+    @field_validator("feedback")
+    @classmethod
+    def _known_feedback(cls, v: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(v) - set(FEEDBACK_KINDS))
+        if unknown:
+            raise ValueError(f"unknown feedback kinds {unknown} (known: {', '.join(FEEDBACK_KINDS)})")
+        for kind, message in v.items():
+            try:
+                message.format(**{p: "" for p in FEEDBACK_PLACEHOLDERS})
+            except (KeyError, IndexError, ValueError) as e:
+                known = ", ".join("{" + p + "}" for p in FEEDBACK_PLACEHOLDERS)
+                raise ValueError(
+                    f"{kind}: the message does not format ({type(e).__name__}: {e}); placeholders: {known}, "
+                    "and {{ }} for a literal brace"
+                ) from None
+        return v
+
+    @field_validator("final_answer_pattern")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v, re.DOTALL)
+            except re.error as e:
+                raise ValueError(f"not a regular expression: {e}") from None
+        return v
+
     request_timeout_s: float = Field(900, gt=0)
     request_retries: int = Field(3, ge=0, description="retries of a request on connection errors and 5xx")
 

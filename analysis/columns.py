@@ -124,6 +124,8 @@ PROBES = [
     Column("first_divergence", "probe:first_divergence"),
     Column("divergent_tokens", "probe:divergent_tokens"),
     Column("infra_error", "probe:infra_error"),
+    Column("judgement", "probe:judgement.verdict", "exact | near_tie | corrupted | None (token equality only)"),
+    Column("judgement_reason", "probe:judgement.reason"),
 ]
 
 METRICS = [

@@ -51,6 +51,9 @@ class CohortSummary:
     probes_total: int | None = None
     probes_compared: int | None = None
     probes_diverged: int | None = None
+    probes_corrupted: int | None = None  # judged corrupted (eval/canary/judge.py); older records: diverged
+    probes_near_ties: int | None = None  # diverged by a benign near-tie flip
+    probe_corruption_reason: str | None = None  # the first corrupted probe's judgement reason
     probes_infra: int | None = None
     first_divergences: list[int] = field(default_factory=list)
     probe_reference: str | None = None
@@ -135,7 +138,13 @@ def _add_probes(s: CohortSummary, probes: pd.DataFrame) -> None:
     s.probes_compared = len(compared)
     diverged = compared[compared["diverged"].astype(bool)]
     s.probes_diverged = len(diverged)
-    s.first_divergences = [int(x) for x in diverged["first_divergence"].dropna()]
+    judged = compared["judgement"]
+    corrupt = compared[(judged == "corrupted") | (judged.isna() & compared["diverged"].astype(bool))]
+    s.probes_corrupted = len(corrupt)
+    s.probes_near_ties = int((judged == "near_tie").sum())
+    reasons = corrupt["judgement_reason"].dropna()
+    s.probe_corruption_reason = f"{corrupt.iloc[0]['probe_id']}: {reasons.iloc[0]}" if len(reasons) else None
+    s.first_divergences = [int(x) for x in corrupt["first_divergence"].dropna()]
     refs = compared["reference_cohort"].dropna().unique()
     s.probe_reference = ", ".join(str(r) for r in refs) or None
 

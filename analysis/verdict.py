@@ -49,13 +49,19 @@ def _canary(s: CohortSummary, fails: list[str], notes: list[str], missing: list[
         else:
             notes.append(f"canary: {s.probes_total} probes ran, none compared (this is a reference cohort)")
         return
-    if s.probes_diverged:
+    corrupted = s.probes_diverged if s.probes_corrupted is None else s.probes_corrupted
+    ties = f" ({s.probes_near_ties} benign near-tie flips)" if s.probes_near_ties else ""
+    if corrupted:
         first = min(s.first_divergences) if s.first_divergences else None
         at = f", first divergent token at index {first}" if first is not None else ""
-        msg = f"canary: {s.probes_diverged}/{s.probes_compared} probes diverged{ref}{at}"
+        why = f"; {s.probe_corruption_reason}" if s.probe_corruption_reason else ""
+        # Without benign flips every divergence is corruption: the plain wording of token equality.
+        what = "diverged" if corrupted == s.probes_diverged else f"judged corrupted ({s.probes_diverged} diverged)"
+        msg = f"canary: {corrupted}/{s.probes_compared} probes {what}{ref}{at}{ties}{why}"
         (fails if s.policy.get("canary_must_be_clean", True) else notes).append(msg)
     else:
-        notes.append(f"canary clean: 0/{s.probes_compared} probes diverged{ref}")
+        what = "diverged" if not s.probes_diverged else "judged corrupted"
+        notes.append(f"canary clean: 0/{s.probes_compared} probes {what}{ref}{ties}")
 
 
 def _corruption(s: CohortSummary, fails: list[str], notes: list[str]) -> None:

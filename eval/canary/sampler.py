@@ -5,9 +5,10 @@
   one. Speculative decoding must apply each request's logits processors to its draft rows too (PR #19482
   penalties, PR #32642 min_tokens) and return the raw logprobs (PR #30846). The judgement (eval/canary/judge.py)
   knows the parameters, so it checks that every chosen token is the argmax of the processed distribution.
-- `chunked_tail`: a fresh prompt whose last chunked-prefill chunk is short (1, 3 or 5 tokens, for MTP K=5 under
-  a token budget of `chunk_budget`), sent while another request decodes (PR #35447 / #37303: a short extend
-  processed as a speculative decode). Its cohorts need `max_num_batched_tokens: <chunk_budget>` on the server.
+- `chunked_tail`: a fresh prompt whose last chunked-prefill chunk is short (1 to 6 tokens: at most K+1 for MTP
+  K=5), sent while another request decodes (PR #35447 / #37303: a short extend processed as a speculative
+  decode). The server needs a small token budget (`max_num_batched_tokens`, below the block size) for the
+  prompt to be chunked at all: a setting of the zoo's cohort files, documented in docs/canary.md.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from typing import Any
 from eval.canary.client import Reply
 from eval.canary.records import SAMPLER_ROLES, ProbeRecord
 
-# The spec-decode width the chunked_tail lengths are matched to (MTP K=5: the decoding request takes 1 + K
-# tokens of the budget per step, the new prompt the rest).
-CHUNK_SPEC_TOKENS = 5
-CHUNK_TAILS = (1, 3, 5)
+# Last-chunk sizes, cycled over the probe index: 1 to K+1 for MTP K=5.
+CHUNK_TAILS = (1, 2, 3, 4, 5, 6)
 
 
 def sampler_params(ctx: Any, index: int, max_tokens: int) -> dict[str, dict[str, Any]]:
@@ -56,9 +55,15 @@ async def sampler_mix(ctx: Any, index: int) -> list[ProbeRecord]:
     return recs
 
 
-def chunked_length(budget: int, tail: int, chunks: int = 2) -> int:
-    """A prompt length whose last chunk is `tail` tokens when each step leaves `budget - 1 - K` for it."""
-    return chunks * (budget - 1 - CHUNK_SPEC_TOKENS) + tail
+def chunked_length(block_size: int, tail: int) -> int:
+    """A prompt one block plus `tail` tokens long.
+
+    In Mamba `align` cache mode, prefill chunks end at block boundaries; with a token budget below the block
+    size (`max_num_batched_tokens` 32 with blocks of 64) a chunk advances sub-block and stops at the boundary, so the
+    prompt's last chunk is exactly `tail` tokens. Without align mode (or with budgets of a block or more) the
+    last chunk is other residues; the probe still sends the same lengths, so every cohort gets the same requests.
+    """
+    return block_size + tail
 
 
 async def chunked_tail(ctx: Any, index: int) -> list[ProbeRecord]:
@@ -66,7 +71,7 @@ async def chunked_tail(ctx: Any, index: int) -> list[ProbeRecord]:
 
     cfg = ctx.cfg
     tail = CHUNK_TAILS[index % len(CHUNK_TAILS)]
-    prompt = ctx.book.ids(f"chunked-{index}", chunked_length(cfg.chunk_budget, tail))
+    prompt = ctx.book.ids(f"chunked-{index}", chunked_length(cfg.block_size, tail))
     other = ctx.book.ids(f"chunked-other-{index}", 16)
     live = Reply()
     stream = asyncio.create_task(ctx.client.stream(other, cfg.concurrent_max_tokens, live, cfg.logprobs))

@@ -8,13 +8,22 @@ from rich.table import Table
 from eval.canary.compare import CohortSummary
 
 STYLE = {"clean": "green", "reference": "cyan", "corrupted": "bold red", "failed": "yellow", "no-data": "dim"}
-SHORT = {"prefix_hit": "hit", "prefix_hit_concurrent": "hit+conc", "fresh": "fresh", "tool_aba": "tool"}
+SHORT = {
+    "prefix_hit": "hit",
+    "prefix_hit_concurrent": "hit+conc",
+    "fresh": "fresh",
+    "tool_aba": "tool",
+    "sampler_mix": "sampler",
+    "chunked_tail": "chunked",
+}
 
 
 def mode_cell(s: CohortSummary) -> str:
     parts = []
     for mode, m in s.by_mode.items():
-        shown = f"{m.diverged}/{m.compared}" if m.compared else "-"
+        shown = f"{m.corrupted}/{m.compared}" if m.compared else "-"
+        if m.diverged != m.corrupted:
+            shown += f" ({m.diverged} diff)"
         if m.infra_errors:
             shown += f" ({m.infra_errors} err)"
         parts.append(f"{SHORT.get(mode, mode)} {shown}")
@@ -27,13 +36,15 @@ def histogram_cell(s: CohortSummary) -> str:
 
 def print_table(summaries: dict[str, CohortSummary], labels: dict[str, str], console: Console | None = None) -> None:
     console = console or Console(width=None if Console().is_terminal else 160)
-    table = Table(title="canary: requests diverged from the reference / compared")
-    for col in ("cohort", "label", "compared against", "diverged by mode", "first divergence", "verdict"):
+    table = Table(title="canary: requests judged corrupted / compared (diff: token-level differences)")
+    cols = ("cohort", "label", "compared against", "corrupted by mode", "first divergence", "acceptance", "verdict")
+    for col in cols:
         table.add_column(col)
     for name, s in summaries.items():
         verdict = f"[{STYLE.get(s.verdict, '')}]{s.verdict.upper()}[/]"
         against = "(reference)" if s.is_reference else ", ".join(s.reference_cohorts) or "-"
-        table.add_row(name, labels.get(name, ""), against, mode_cell(s), histogram_cell(s), verdict)
+        accepted = "-" if s.acceptance is None else f"{s.acceptance:.2f}"
+        table.add_row(name, labels.get(name, ""), against, mode_cell(s), histogram_cell(s), accepted, verdict)
     console.print(table)
     for name, s in summaries.items():
         cause = f" - server log: {s.server_error}" if s.server_error else ""

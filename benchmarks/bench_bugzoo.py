@@ -129,7 +129,7 @@ def main() -> None:
     rows = []
     for dtype in args.dtype or ["float32", "bfloat16"]:
         for part in args.part or list(FILES):
-            runs = [(f"bugzoo-{part}-{dtype}-{args.tag}", None)]
+            runs: list[tuple[str, list[str] | None]] = [(f"bugzoo-{part}-{dtype}-{args.tag}", None)]
             control = [REFERENCES[part], next(c for c, p in CONTROLS.items() if p == part)]
             runs += [(f"bugzoo-{part}-{dtype}-clean{i}", control) for i in range(1, args.clean_runs + 1)]
             for run_id, cohorts in runs:

@@ -135,7 +135,7 @@ def _rollout_stage(loaded: LoadedSpec, run: RunDir, console: Console, scope: Exi
     from eval.rollout.progress import RolloutProgress
     from eval.rollout.stage import RolloutStage
 
-    progress = scope.enter_context(RolloutProgress(enabled=console.is_terminal))
+    progress = scope.enter_context(RolloutProgress(console))  # a live view, or progress lines in a log
     return RolloutStage(loaded, run, console, progress, executor)
 
 

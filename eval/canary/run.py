@@ -67,12 +67,13 @@ async def _probe(
         for mode in ctx.cfg.modes:
             for index in range(ctx.cfg.probes_per_mode):
                 if (mode, index) in skip:
-                    progress.advance(ctx.cohort)
+                    progress.advance(ctx.cohort, resumed=True)
                     continue
-                for rec in await MODES[mode](ctx, index):
+                probe = await MODES[mode](ctx, index)
+                for rec in probe:
                     write_record(out_dir, rec)
                     records.append(rec)
-                progress.advance(ctx.cohort)
+                progress.advance(ctx.cohort, infra=sum(1 for r in probe if r.infra_error is not None))
     finally:
         await client.aclose()
     return records
@@ -181,7 +182,7 @@ def canary_stage(
         for c in cohorts:
             if not stage.pending(c):
                 progress.status(c.name, "on disk (resumed)")
-                progress.advance(c.name, total(cfg))
+                progress.advance(c.name, total(cfg), resumed=True)
         yield stage
 
 
@@ -205,5 +206,5 @@ def _record_start_failure(
                     probe_id=pid, cohort=cohort.name, mode=mode, index=index, role=role, infra_error=reason
                 )
                 write_record(run.cohort_dir(cohort.name), rec)
-            progress.advance(cohort.name)
+            progress.advance(cohort.name, infra=len(expected_records(mode, index)))
     progress.status(cohort.name, "failed to start")

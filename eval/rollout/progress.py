@@ -1,5 +1,6 @@
-"""A live progress view of rollouts (rich): one row per cohort with done/total, infra errors, corrupted units
-so far, turns, throughput and ETA. Off when stderr is not a terminal (logs and CI stay clean)."""
+"""Progress of rollouts: on a terminal, a live view (rich) with one row per cohort (done/total, infra errors,
+corrupted units so far, turns, throughput, ETA); elsewhere (a log, CI) a progress line per running cohort at least
+every 30 s (`eval.progress`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+
+from eval.progress import Heartbeat, clock, eta, line
 
 
 @dataclass
@@ -47,26 +50,26 @@ class CohortProgress:
         elapsed = max(time.monotonic() - self.started, 1e-6)
         finished_now = self.done - self.skipped
         per_min = finished_now / elapsed * 60
-        eta = (self.total - self.done) / (finished_now / elapsed) if finished_now else None
-        return per_min, self.turns / elapsed, eta
+        return per_min, self.turns / elapsed, eta(finished_now, self.total - self.done, elapsed)
 
-
-def _eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}"
+    def line(self) -> str:
+        eta_s = self.rates()[2]
+        elapsed = time.monotonic() - self.started
+        return line("swebench", self.cohort, self.done, self.total, self.infra_errors, elapsed, eta_s)
 
 
 class RolloutProgress:
-    """`with RolloutProgress() as view: c = view.cohort("patched-off", total=1500, done=12)`."""
+    """`with RolloutProgress() as view: c = view.cohort("patched-off", total=1500, done=12)`.
+
+    `enabled`: the live view (default: when the console is a terminal); without it, progress lines.
+    """
 
     def __init__(self, console: Console | None = None, enabled: bool | None = None) -> None:
         self.console = console or Console(stderr=True)
         self.enabled = self.console.is_terminal if enabled is None else enabled
         self.cohorts: list[CohortProgress] = []
         self._live: Live | None = None
+        self._heartbeat: Heartbeat | None = None
 
     def cohort(self, name: str, total: int, done: int = 0) -> CohortProgress:
         row = CohortProgress(name, total, done=done, skipped=done)
@@ -79,7 +82,7 @@ class RolloutProgress:
             table.add_column(header, justify="left" if header == "cohort" else "right")
         table.add_column("ETA", justify="right")
         for c in self.cohorts:
-            per_min, turns_s, eta = c.rates()
+            per_min, turns_s, eta_s = c.rates()
             table.add_row(
                 c.cohort,
                 f"{c.done}/{c.total}",
@@ -89,14 +92,20 @@ class RolloutProgress:
                 str(c.turns),
                 f"{per_min:.1f}",
                 f"{turns_s:.2f}",
-                _eta(eta),
+                clock(eta_s),
             )
         return table
+
+    def lines(self) -> list[str]:
+        """A progress line per cohort that has work left in this session (all of them at the end)."""
+        return [c.line() for c in list(self.cohorts) if c.done < c.total or self._heartbeat is None]
 
     def __enter__(self) -> RolloutProgress:
         if self.enabled:
             self._live = Live(get_renderable=self.table, console=self.console, refresh_per_second=2)
             self._live.start()
+        else:
+            self._heartbeat = Heartbeat(self.console, self.lines).__enter__()
         return self
 
     def __exit__(
@@ -105,3 +114,6 @@ class RolloutProgress:
         if self._live is not None:
             self._live.stop()
             self._live = None
+        if self._heartbeat is not None:
+            beat, self._heartbeat = self._heartbeat, None
+            beat.__exit__(exc_type, exc, tb)

@@ -14,7 +14,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 LAYERS: list[set[str]] = [
-    {"eval", "eval.secrets", "eval.registry"},  # names and helpers that import nothing of specqual
+    {"eval", "eval.secrets", "eval.registry", "eval.progress"},  # names and helpers that import nothing of specqual
     {"eval.spec"},  # the cohort file
     {"eval.store"},  # the results directory
     {"eval.stacks"},  # builds and serving stacks

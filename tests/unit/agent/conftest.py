@@ -19,7 +19,7 @@ from eval.sandbox.bwrap import BwrapSandbox
 from eval.spec.models import AgentSpec, SWEBenchWorkload
 from eval.tasks import local_set
 from eval.tasks.load import load_tasks
-from tests.unit.agent.scripted_model import Reply, ScriptedModelServer
+from tests.doubles.scripted_model import Reply, ScriptedModelServer
 
 
 @pytest.fixture(scope="session")

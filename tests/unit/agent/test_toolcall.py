@@ -8,7 +8,7 @@ from eval.agent.controls import apply_command
 from eval.agent.errors import InfraError
 from eval.agent.feedback import DEFAULT_FEEDBACK
 from tests.unit.agent.conftest import run_agent
-from tests.unit.agent.scripted_model import bash, call, scripted, submit
+from tests.doubles.scripted_model import bash, call, scripted, submit
 
 
 def test_a_solving_model_applies_the_fix_and_submits(local_tasks):

@@ -11,7 +11,7 @@ from eval.rollout.run import run_rollouts
 from eval.rollout.units import unit_seed
 from eval.spec.models import Sampling
 from eval.store.run import open_run
-from tests.unit.agent.scripted_model import ScriptedModelServer, scripted, solver
+from tests.doubles.scripted_model import ScriptedModelServer, scripted, solver
 
 
 def verdicts(cohort_dir: Path) -> dict[tuple[str, int], dict]:

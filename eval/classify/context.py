@@ -23,6 +23,8 @@ class History:
     # Indices into `chunks` of the text the model was given (prompt, tool results), as opposed to what it wrote.
     given: list[int] = field(default_factory=list)
     identifiers: Any = None
+    # How many leading chunks are the prompt (the request's messages): their names are indexed for near misses.
+    n_prompt: int = 0
 
     def add(self, text: str, given: bool = True) -> None:
         if text:
@@ -54,6 +56,7 @@ class History:
                         history.add(as_text(fn.get("arguments")))
         else:
             history.add(as_text(prompt))
+        history.n_prompt = len(history.chunks)
         return history
 
 
@@ -68,6 +71,16 @@ class Context:
     tokenizer: Any = None
     # True for the last turn of a trajectory, False for the others, None for a standalone message.
     is_last: bool | None = None
+    # False when the caller did not say which tools were offered (a pasted reply): then nothing is assumed
+    # about tools (no missing_tool_call, no unknown-tool label, no bare-JSON call check).
+    tools_known: bool = True
+    # The request's `tool_choice` ("auto", "none", "required" or {"type": "function", ...}); None if unknown.
+    tool_choice: Any = None
+
+    @property
+    def call_required(self) -> bool:
+        """The request forced a tool call (`tool_choice` "required" or a named function)."""
+        return self.tool_choice == "required" or isinstance(self.tool_choice, dict)
 
     @property
     def finish_tool_offered(self) -> bool:
@@ -80,13 +93,18 @@ class Context:
         tools: list[ToolSpec] | None = None,
         structured: bool = True,
         tokenizer: Any = None,
+        tools_known: bool = True,
+        tool_choice: Any = None,
     ) -> Context:
+        """`tools=None` means the run's agent contract (DEFAULT_TOOLS) unless `tools_known=False`."""
         from eval.classify.formats import normalize_format
 
-        specs = list(tools) if tools is not None else list(DEFAULT_TOOLS)
+        specs = list(tools) if tools is not None else list(DEFAULT_TOOLS) if tools_known else []
         return cls(
             tool_format=normalize_format(tool_format),
             structured=structured,
             tools={t.name: t for t in specs},
             tokenizer=tokenizer,
+            tools_known=tools_known,
+            tool_choice=tool_choice,
         )

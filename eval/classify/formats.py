@@ -1,8 +1,13 @@
-"""Tool-call formats of the served models: which markup means "a tool call written as text".
+"""Tool-call formats: which markup means "a tool call (or a chat-template token) written as text".
 
-Each format lists its markers as (regex, strong). A strong marker is specific enough to be a call by itself
-(`<function=bash>`, `[TOOL_CALLS]`, a harmony `<|call|>` token, bare `{"name": "bash", "arguments": ...}`);
-a weak one (`<tool_call>`, a lone closing tag) is a leak only when it is not quoted or inside code.
+Every template and parser family vLLM ships has a marker list of (regex, strong). A strong marker is specific
+enough to be a call by itself (`<function=bash>`, `[TOOL_CALLS]`, a harmony `<|call|>` token, DeepSeek's
+`<｜tool▁calls▁begin｜>`, `<invoke name="bash">`); a weak one (`<tool_call>`, a lone closing tag) is a leak
+only where call markup stands (see `eval.classify.markup`). Families are keyed by vLLM's `--tool-call-parser`
+names; `auto` (unknown or no parser: a pasted reply) checks every family.
+
+Calls written as bare JSON (`{"name": "bash", "arguments": ...}`, Llama 3's `"parameters"`) or as a pythonic
+list (`[get_weather(city="Paris")]`) are recognised only for the tools the request offered.
 """
 
 from __future__ import annotations
@@ -10,30 +15,46 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-FORMATS = ("qwen3_coder", "hermes", "mistral", "llama", "harmony", "auto")
-
-# vLLM --tool-call-parser names (cohort.json `tool_call_parser`) -> the markup family they parse.
 _PARSER_FORMATS = {
     "qwen3_coder": "qwen3_coder",
     "qwen3_xml": "qwen3_coder",
-    "minimax_m2": "qwen3_coder",
     "hermes": "hermes",
     "qwen3_json": "hermes",
+    "longcat": "hermes",
     "mistral": "mistral",
     "llama": "llama",
     "llama3_json": "llama",
     "llama4_json": "llama",
+    "llama4_pythonic": "pythonic",
+    "pythonic": "pythonic",
+    "olmo3": "pythonic",
     "harmony": "harmony",
     "openai": "harmony",
     "gpt_oss": "harmony",
+    "deepseek_v3": "deepseek",
+    "deepseek_v31": "deepseek",
+    "deepseek_v32": "deepseek",
+    "kimi_k2": "kimi_k2",
+    "minimax": "minimax",
+    "minimax_m2": "minimax",
+    "granite": "granite",
+    "granite-20b-fc": "granite",
+    "internlm": "internlm",
+    "jamba": "jamba",
+    "glm45": "glm",
+    "glm47": "glm",
+    "glm4_moe": "glm",
+    "gemma4": "gemma",
 }
+FORMATS = (*sorted(set(_PARSER_FORMATS.values())), "auto")
 
 
 def normalize_format(parser: str | None) -> str:
-    """The markup family of a tool-call parser name; unknown or missing names check every family."""
+    """The markup family of a tool-call parser name (or a family name); unknown or missing: every family."""
     if not parser:
         return "auto"
-    return _PARSER_FORMATS.get(parser.strip().lower(), "auto")
+    key = parser.strip().lower()
+    return key if key in FORMATS else _PARSER_FORMATS.get(key, "auto")
 
 
 @dataclass(frozen=True)
@@ -43,39 +64,66 @@ class Marker:
     strong: bool
 
 
-_QWEN = (
-    Marker("function_tag", re.compile(r"<function=[^<>\s]{0,80}>"), True),
-    Marker("parameter_tag", re.compile(r"<parameter=[^<>\s]{0,80}>"), True),
-    Marker("tool_call_tag", re.compile(r"</?tool_call>"), False),
-    Marker("closing_tag", re.compile(r"</(?:function|parameter)>"), False),
-)
-_HERMES = (
-    Marker("tool_call_json", re.compile(r"<tool_call>\s*\{\s*\"name\"\s*:"), True),
-    Marker("tool_call_tag", re.compile(r"</?tool_call>"), False),
-)
-_MISTRAL = (
-    Marker("mistral_tool_calls", re.compile(r"\[TOOL_CALLS\]"), True),
-    Marker("mistral_args", re.compile(r"\[(?:ARGS|CALL_ID)\]"), False),
-)
-_LLAMA = (Marker("python_tag", re.compile(r"<\|python_tag\|>"), True),)
-_HARMONY = (
-    Marker("harmony_token", re.compile(r"<\|(?:channel|call|message|constrain|start|end|return)\|>"), True),
-    Marker("harmony_recipient", re.compile(r"\bto=functions\.[A-Za-z_][\w.-]{0,80}"), True),
-)
-# Any format: a tool call as bare JSON naming an offered tool (built per tool set, see `bare_json_pattern`).
-_BARE_JSON = r"\{\s*\"name\"\s*:\s*\"(?:%s)\"\s*,\s*\"(?:arguments|parameters)\"\s*:"
+def _m(name: str, pattern: str, strong: bool = True) -> Marker:
+    return Marker(name, re.compile(pattern), strong)
 
-MARKERS: dict[str, tuple[Marker, ...]] = {
-    "qwen3_coder": _QWEN + _HERMES[:1],
-    "hermes": _HERMES + _QWEN[:2],
-    "mistral": _MISTRAL,
-    "llama": _LLAMA,
-    "harmony": _HARMONY,
+
+_BAR = "[|｜]"  # DeepSeek and Kimi tokens exist with ASCII and full-width bars
+_SEP = "[▁_ ]"
+_TOOL_CALL_TAG = _m("tool_call_tag", r"</?tool_call>", False)
+_FAMILIES: dict[str, tuple[Marker, ...]] = {
+    "qwen3_coder": (
+        _m("function_tag", r"<function=[^<>\s]{0,80}>"),
+        _m("parameter_tag", r"<parameter=[^<>\s]{0,80}>"),
+        _TOOL_CALL_TAG,
+        _m("closing_tag", r"</(?:function|parameter)>", False),
+        _m("partial_call_tag", r"<(?:function|tool_call)\s*\Z", False),
+    ),
+    "hermes": (_m("tool_call_json", r"<tool_call>\s*\{\s*\"name\"\s*:"), _TOOL_CALL_TAG),
+    "mistral": (_m("mistral_tool_calls", r"\[TOOL_CALLS\]"), _m("mistral_args", r"\[(?:ARGS|CALL_ID)\]", False)),
+    "llama": (_m("llama_token", r"<\|(?:python_tag|eom_id)\|>"),),
+    "pythonic": (),
+    "harmony": (
+        _m("harmony_token", r"<\|(?:channel|call|message|constrain|start|end|return)\|>"),
+        _m("harmony_recipient", r"\bto=functions\.[A-Za-z_][\w.-]{0,80}"),
+        # Harmony with its special tokens rendered as empty strings: `...analysis text.assistantfinalfour`.
+        _m("harmony_stripped", r"(?<![A-Za-z])assistant(?:final|commentary|analysis)"),
+    ),
+    "deepseek": (
+        _m("deepseek_token", _BAR + r"tool" + _SEP + r"(?:calls?|outputs?)" + _SEP + r"(?:begin|end)" + _BAR + ">"),
+        _m("deepseek_sep", "<" + _BAR + "tool" + _SEP + "sep" + _BAR + ">"),
+        _m("dsml_token", "<" + _BAR + "DSML" + _BAR),
+    ),
+    "kimi_k2": (_m("kimi_token", r"<\|tool_calls?_(?:section_)?(?:begin|end)\|>|<\|tool_call_argument_begin\|>"),),
+    "minimax": (
+        _m("invoke_tag", r"<invoke\s+name=\s*[\"'][^\"'<>]{1,80}[\"']\s*>"),
+        _m("parameter_name_tag", r"<parameter\s+name=\s*[\"'][^\"'<>]{1,80}[\"']\s*>"),
+        _m("namespaced_call_tag", r"<[a-z]{2,20}:tool_call>"),
+        _m("function_calls_tag", r"</?(?:function_calls|invoke)>", False),
+    ),
+    "granite": (_m("granite_token", r"<\|tool_call\|>"), _TOOL_CALL_TAG),
+    "internlm": (_m("internlm_token", r"<\|(?:action_start|action_end|plugin|interpreter)\|>"),),
+    "jamba": (_m("jamba_tag", r"</?tool_calls>", False),),
+    "glm": (_m("glm_arg_tag", r"<arg_(?:key|value)>"), _TOOL_CALL_TAG),
+    "gemma": (_m("gemma_token", r"<\|(?:tool_call|tool_response|channel)>|<(?:tool_call|channel)\|>"),),
 }
-MARKERS["auto"] = tuple({m.name: m for ms in MARKERS.values() for m in ms}.values())
+# Families whose models also write another family's markup (Qwen3-Coder can fall back to Hermes JSON).
+_ALSO = {"qwen3_coder": ("hermes",), "hermes": ("qwen3_coder",), "glm": ("hermes",), "granite": ("hermes",)}
 
+
+def _family_markers(fmt: str) -> tuple[Marker, ...]:
+    if fmt == "auto":
+        seen = {m.name: m for markers in _FAMILIES.values() for m in markers}
+        return tuple(seen.values())
+    names = (fmt, *_ALSO.get(fmt, ()))
+    return tuple({m.name: m for n in names for m in _FAMILIES[n]}.values())
+
+
+MARKERS: dict[str, tuple[Marker, ...]] = {fmt: _family_markers(fmt) for fmt in FORMATS}
 # One search per field decides whether any marker can be present (the fast path for clean text).
-_ANY_TEXT = {fmt: re.compile("|".join(m.pattern.pattern for m in markers)) for fmt, markers in MARKERS.items()}
+_ANY_TEXT = {
+    fmt: re.compile("|".join(m.pattern.pattern for m in markers) or r"(?!)") for fmt, markers in MARKERS.items()
+}
 
 
 def any_marker(fmt: str) -> re.Pattern[str]:
@@ -86,15 +134,24 @@ def markers(fmt: str) -> tuple[Marker, ...]:
     return MARKERS.get(fmt, MARKERS["auto"])
 
 
-_BARE_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+# A call to an offered tool as bare JSON (either key order of Llama 3's template) or as a pythonic list.
+_BARE_JSON = r"\{\s*\"name\"\s*:\s*\"(?:%s)\"\s*,\s*\"(?:arguments|parameters)\"\s*:"
+_PYTHONIC = r"(?:^|\n)\s*\[\s*(?:%s)\((?:\)|[A-Za-z_]\w*\s*=)"
+_CALL_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def call_text_pattern(tool_names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Bare JSON or pythonic calls of these tools (compiled once per tool set)."""
+    if not tool_names:
+        return None
+    pattern = _CALL_CACHE.get(tool_names)
+    if pattern is None:
+        names = "|".join(re.escape(n) for n in tool_names)
+        pattern = re.compile(f"{_BARE_JSON % names}|{_PYTHONIC % names}")
+        _CALL_CACHE[tool_names] = pattern
+    return pattern
 
 
 def bare_json_pattern(tool_names: tuple[str, ...]) -> re.Pattern[str] | None:
-    """`{"name": "<one of the tools>", "arguments": ...` for this tool set (compiled once per set)."""
-    if not tool_names:
-        return None
-    pattern = _BARE_CACHE.get(tool_names)
-    if pattern is None:
-        pattern = re.compile(_BARE_JSON % "|".join(re.escape(n) for n in tool_names))
-        _BARE_CACHE[tool_names] = pattern
-    return pattern
+    """Kept for callers of the earlier API: the same as `call_text_pattern`."""
+    return call_text_pattern(tool_names)

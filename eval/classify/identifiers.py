@@ -26,6 +26,7 @@ from itertools import islice
 
 from eval.classify.context import Context, History
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
+from eval.classify.names import NameIndex, is_name
 
 MIN_LEN = 6
 MIN_PATH_LEN = 12
@@ -55,6 +56,7 @@ class IdentifierIndex:
     halves: dict[tuple[int, int, bytes], list[bytes]] = field(default_factory=dict)
     indexed: int = 0  # how many of the history's given chunks are in
     pending: list[set[bytes]] = field(default_factory=list)  # the model's arguments, indexed on the next turn
+    names: NameIndex | None = None  # the prompt's names (eval.classify.names), built on first use
 
     def update(self, history: History) -> None:
         for toks in self.pending:
@@ -120,6 +122,8 @@ def _deliberate(written: bytes, i: int, new: str) -> bool:
     `4.2.x` beside `4.2.1`."""
     if i == 0:
         return True  # `13-item` -> `n3-item`: a quantity or a new word, not a copied identifier
+    if new in "xXnNkK" or not (written[i - 1 : i].isalnum() or written[i + 1 : i + 2].isalnum()):
+        return True  # `arg0` -> `argX` (a placeholder), `__a__` -> `__0__` (a one-character key)
     dot = written.rfind(b".")
     stem_end = dot if dot > 0 and written[dot + 1 :].isalpha() else len(written)
     at_end = i == stem_end - 1
@@ -149,7 +153,32 @@ def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:
             written_args.append(written)
         if index.known:
             spans.extend(_check(name, text, written, index, ctx.history))
+        if ctx.history.n_prompt:
+            spans.extend(_check_names(name, text, written, index, ctx.history))
     index.pending.extend(written_args)
+    return spans
+
+
+def _check_names(name: str, text: str, written: set[bytes], index: IdentifierIndex, history: History) -> list[Span]:
+    """Names of the prompt written with a one-letter slip (eval.classify.names)."""
+    if index.names is None:
+        index.names = NameIndex()
+        for chunk in history.chunks[: history.n_prompt]:
+            for tok in tokens(chunk):
+                index.names.add(tok.strip(b".-"))
+    if not index.names.by_half:
+        return []
+    spans: list[Span] = []
+    for tok in written - index.known:
+        tok = tok.strip(b".-")
+        if not is_name(tok) or tok in index.known:
+            continue
+        original = index.names.original_of(tok)
+        if original is None:
+            continue
+        copy = tok.decode("utf-8", "replace")
+        if not history.contains(copy):
+            spans.extend(_occurrences(name, text, copy, original.decode()))
     return spans
 
 

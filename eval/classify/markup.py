@@ -12,7 +12,7 @@ from itertools import islice
 
 from eval.classify.context import Context
 from eval.classify.formats import any_marker as any_marker_pattern
-from eval.classify.formats import bare_json_pattern, markers
+from eval.classify.formats import call_text_pattern, markers
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
 _QUOTES = "\"'`"
@@ -21,7 +21,7 @@ _QUOTES = "\"'`"
 def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
     if not ctx.structured:
         return []  # the agent parses calls from text: markup in content is the protocol, not a leak
-    bare = bare_json_pattern(tuple(sorted(ctx.tools)))
+    calls = call_text_pattern(tuple(sorted(ctx.tools))) if ctx.tools_known else None
     fast = any_marker_pattern(ctx.tool_format)
     spans: list[Span] = []
     for name, text in turn.text_fields():
@@ -29,11 +29,11 @@ def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
             continue
         if fast.search(text) is not None:
             spans.extend(_marker_spans(name, text, ctx))
-        if bare is not None and '"name"' in text:
+        if calls is not None and ('"name"' in text or "(" in text):
             spans.extend(
-                span_at(name, text, m.start(), m.end(), "tool call as bare JSON")
-                for m in islice(bare.finditer(text), MAX_SPANS)
-                if not _copied(text, m.start(), m.end(), ctx)
+                span_at(name, text, m.start(), m.end(), "tool call as bare JSON or a pythonic list")
+                for m in islice(calls.finditer(text), MAX_SPANS)
+                if not _copied(text, m.start(), m.end(), ctx) and not _in_inline_code(text, m.start())
             )
     return spans
 
@@ -43,7 +43,9 @@ def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
     for marker in markers(ctx.tool_format):
         for m in marker.pattern.finditer(text):
             start, end = m.start(), m.end()
-            if _copied(text, start, end, ctx):
+            if _copied(text, start, end, ctx) or _in_inline_code(text, start):
+                continue
+            if marker.strong and mentioned(text, start, end):
                 continue
             if not marker.strong and not _weak_marker_counts(text, start, end, m.group()):
                 continue
@@ -82,6 +84,27 @@ def _weak_marker_counts(text: str, start: int, end: int, tag: str) -> bool:
     if text[line_start:start].strip() and text[start - 1] != ">":
         return False
     return not _in_code_or_quotes(text, start, end) and not _closes_plain_xml(text, tag)
+
+
+def _in_inline_code(text: str, start: int) -> bool:
+    """Inside a `single backtick` span on the same line (outside fences): a discussion of the markup."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return text.count("`", line_start, start) % 2 == 1 and text.count("```", line_start, start) == 0
+
+
+def mentioned(text: str, start: int, end: int) -> bool:
+    """Named mid-sentence in prose: a word, a space, the marker, a space, a word (`the <|im_end|> token`).
+    A leaked marker is glued to other text or markup, or stands at the start or end of a line."""
+    before = text[max(0, start - 2) : start]
+    after = text[end : end + 2]
+    return (
+        len(before) == 2
+        and len(after) == 2
+        and before[1] == " "
+        and after[0] == " "
+        and (before[0].isalpha() or before[0] in ",:;")
+        and after[1].isalpha()
+    )
 
 
 def _in_code_or_quotes(text: str, start: int, end: int) -> bool:

@@ -58,14 +58,69 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
     spans = []
     truncated = turn.finish_reason == "length"
     for name, text in turn.fields:
-        if len(text) < MIN_FIELD:
-            continue
-        region = worst_region(text, truncated)
+        region = worst_region(text, truncated) if len(text) >= MIN_FIELD else None
+        if region is None and name in _FREE_TEXT and len(text) >= SHORT_MIN_FIELD:
+            region = short_region(text)
+            if region is not None and ctx.history.contains(text[region.start : region.end][:200]):
+                region = None  # the model quotes a loop it was shown (a log, a bug report)
         if region is not None:
             unit = text[region.start : region.start + region.period]
             why = f"{unit[:40]!r} x {region.reps:.0f} ({region.end - region.start} chars)"
             spans.append(span_at(name, text, region.start, region.end, why))
     return spans
+
+
+# Short fragments: a quoted reply often shows only a piece of the loop (` is is is is ...`, `-th-th-th`, a
+# CJK sentence five times), with no finish_reason. Checked in content and reasoning (free text), where a
+# unit of letters repeated back to back this often has no legitimate use; arguments (code, data) are not.
+_FREE_TEXT = frozenset({"content", "reasoning_content"})
+SHORT_MIN_FIELD = 20
+SHORT_ANCHOR = 8
+SHORT_SPACING = 16  # a 10 x 3-character loop (30 chars) leaves 30 - 8 - 3 = 19 positions for an anchor
+SHORT_MAX_PERIOD = 64
+
+
+@dataclass(frozen=True)
+class ShortThresholds:
+    reps_short_unit: int = 10  # units of <= 6 characters (` is`, `-th`, `the, `)
+    max_short_unit: int = 6
+    reps_long_unit: int = 5  # units of 7-64 characters within a line (a phrase, a CJK sentence)
+    min_letters: int = 2  # letters (any script) in the unit: `0, 0, 0` and `|---|---|` are data and tables
+    one_letter_run: int = 48  # `MMMMMMMM...`: one letter repeated (laughter and `zzz` stay shorter)
+
+
+SHORT = ShortThresholds()
+
+
+def short_region(text: str, t: ShortThresholds = SHORT) -> Region | None:
+    """The first short-period loop of `text` (period <= 64) that crosses the short thresholds, or None."""
+    n = len(text)
+    if n > 2 * WINDOW:
+        text, n = text[-WINDOW:], WINDOW  # free text loops run to the end
+    skip_to = 0
+    for a in (*range(SHORT_ANCHOR + SHORT_SPACING, n, SHORT_SPACING), n):
+        if a < skip_to or a < SHORT_ANCHOR:
+            continue
+        seg = text[a - SHORT_ANCHOR : a]
+        j = text.rfind(seg, max(0, a - SHORT_ANCHOR - SHORT_MAX_PERIOD), a - 1)
+        if j >= 0 and not seg.isspace():
+            region = _region_at(text, a, a - SHORT_ANCHOR - j)
+            if _short_degenerate(text, region, t):
+                return region
+            skip_to = region.end  # one look at each periodic region
+    return None
+
+
+def _short_degenerate(s: str, r: Region, t: ShortThresholds) -> bool:
+    unit = s[r.start : r.start + r.period]
+    letters = sum(c.isalpha() for c in unit)
+    if r.period == 1:
+        return letters == 1 and r.end - r.start >= t.one_letter_run
+    if letters < t.min_letters:
+        return False
+    # Short units, and whole lines or table cells (duplicate rows are common), need the higher count.
+    short = r.period <= t.max_short_unit or "\n" in unit or "|" in unit
+    return r.reps >= (t.reps_short_unit if short else t.reps_long_unit)
 
 
 def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Region | None:

@@ -16,13 +16,14 @@ from eval.classify.markup import detect_leaked_tool_xml
 from eval.classify.model import MAX_SPANS, Evidence, Span, Turn
 from eval.classify.repetition import detect_degenerate_repetition
 from eval.classify.shape import detect_empty_response, detect_reasoning_only, detect_truncated
+from eval.classify.special import detect_leaked_special_token
 from eval.classify.textual import detect_byte_piece, detect_replacement_char
-from eval.classify.toolcalls import detect_malformed_tool_call, detect_missing_tool_call
+from eval.classify.toolcalls import detect_malformed_tool_call, detect_missing_tool_call, detect_unknown_tool
 
 Severity = Literal["error", "warning", "info"]
 
 # Bump on any change that can change a label: labels.json records it, so old labels can be told apart.
-CLASSIFIER_VERSION = "1.0.0"
+CLASSIFIER_VERSION = "1.1.0"
 
 
 class Detector(Protocol):
@@ -42,7 +43,9 @@ DETECTORS: tuple[Rule, ...] = (
     Rule("replacement_char", "error", detect_replacement_char),
     Rule("byte_piece", "error", detect_byte_piece),
     Rule("leaked_tool_xml", "error", detect_leaked_tool_xml),
+    Rule("leaked_special_token", "error", detect_leaked_special_token),
     Rule("malformed_tool_call", "error", detect_malformed_tool_call),
+    Rule("unknown_tool", "warning", detect_unknown_tool),
     Rule("missing_tool_call", "warning", detect_missing_tool_call),
     Rule("empty_response", "error", detect_empty_response),
     Rule("reasoning_only", "warning", detect_reasoning_only),

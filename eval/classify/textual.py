@@ -40,8 +40,13 @@ def _spans(pattern: re.Pattern[str], name: str, text: str, ctx: Context, why: st
     return [
         span_at(name, text, m.start(), m.end(), why)
         for m in islice(pattern.finditer(text), MAX_SPANS * 4)
-        if not _copied_window(text, m.start(), m.end(), ctx)
+        if not _copied_window(text, m.start(), m.end(), ctx) and not _discussed(text, m.start(), m.end())
     ]
+
+
+def _discussed(text: str, start: int, end: int) -> bool:
+    """The character alone in an inline code span (`` `�` ``): the model is explaining it, not emitting it."""
+    return text[start - 1 : start] == "`" and text[end : end + 1] == "`"
 
 
 _EDGE = "`'\"()[]{}<>,.;:!?"

@@ -1,5 +1,11 @@
-"""Structured tool calls: `malformed_tool_call` (a call the agent cannot run as intended) and
-`missing_tool_call` (a tool-calling agent loop got neither a call nor a final answer).
+"""Structured tool calls: `malformed_tool_call` (a call the agent cannot run as intended), `unknown_tool` (a
+well-formed name that was not offered) and `missing_tool_call` (a tool-calling agent loop got neither a call
+nor a final answer).
+
+A corrupted tool name is malformed: markup or a special token in it (`create_event<|channel|>analysis`), or a
+near miss of an offered name (`bassh`, `functions.bash`). A clean name that is simply not offered is
+`unknown_tool`, a warning: healthy models invent tools now and then. Without the offered tools (a pasted
+reply) only the first kind is checked.
 
 Not malformed: `{}` (or an empty string) for a tool without required arguments; markup inside an argument
 value that is quoted (code that handles tool-call tags); unknown extra arguments.
@@ -28,13 +34,58 @@ def detect_malformed_tool_call(turn: Turn, ctx: Context) -> list[Span]:
     return spans
 
 
+_NAME_JUNK = re.compile(r"<\|?|\|?>|[<>{}\[\]()\"'`\s|｜▁]")
+
+
 def _name_problems(call: ToolCall, ctx: Context) -> list[Span]:
-    if not call.name.strip():
-        return [Span(call.name_field, 0, len(call.name), call.name, "empty tool name")]
-    if call.name not in ctx.tools:
-        known = ", ".join(sorted(ctx.tools)) or "none"
-        return [span_at(call.name_field, call.name, 0, len(call.name), f"unknown tool (offered: {known})")]
+    name = call.name
+    if not name.strip():
+        return [Span(call.name_field, 0, len(name), name, "empty tool name")]
+    if name in ctx.tools:
+        return []
+    junk = _NAME_JUNK.search(name)
+    if junk is not None:
+        return [span_at(call.name_field, name, 0, len(name), "markup or a special token in the tool name")]
+    original = near_tool(name, tuple(ctx.tools)) if ctx.tools_known else None
+    if original is not None:
+        return [span_at(call.name_field, name, 0, len(name), f"corrupted tool name (offered: {original!r})")]
     return []
+
+
+def near_tool(name: str, offered: tuple[str, ...]) -> str | None:
+    """The offered name that `name` is a corrupted copy of: one edit away, or an offered name with a prefix
+    or suffix glued on (`functions.bash`, `bash_exec`, `bashbash`)."""
+    for tool in offered:
+        if len(tool) >= 3 and tool in name and len(name) <= 3 * len(tool) + 12:
+            return tool
+        if len(tool) >= 4 and _one_edit(tool, name):
+            return tool
+    return None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Levenshtein distance 1, or two adjacent characters swapped."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1 :] == b[i + 1 :] or (a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :])
+    return a[i + 1 :] == b[i:] if len(a) > len(b) else a[i:] == b[i + 1 :]
+
+
+def detect_unknown_tool(turn: Turn, ctx: Context) -> list[Span]:
+    """A well-formed tool name that was not offered (only when the offered tools are known)."""
+    if not ctx.tools_known:
+        return []
+    spans = []
+    for call in turn.tool_calls:
+        name = call.name
+        if name.strip() and name not in ctx.tools and not _name_problems(call, ctx):
+            known = ", ".join(sorted(ctx.tools)) or "none"
+            spans.append(span_at(call.name_field, name, 0, len(name), f"unknown tool (offered: {known})"))
+    return spans
 
 
 def _argument_problems(call: ToolCall, ctx: Context) -> list[Span]:
@@ -89,8 +140,12 @@ def detect_missing_tool_call(turn: Turn, ctx: Context) -> list[Span]:
     without one, a call-less reply with content is the final answer when it is the last turn (or standalone).
     A reply cut by max_tokens is `truncated`, not a missing call.
     """
-    if not ctx.structured or turn.tool_calls or turn.finish_reason == "length":
+    if not ctx.structured or not ctx.tools_known or turn.tool_calls or turn.finish_reason == "length":
         return []
+    if not ctx.tools or ctx.tool_choice == "none":
+        return []  # nothing to call, or calls were forbidden
+    if ctx.call_required:
+        return [_no_call_span(turn)]
     if not ctx.finish_tool_offered and ctx.is_last is not False and turn.content.strip():
         return []
     return [_no_call_span(turn)]

@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
 from eval.commands.common import fail, spec_errors
 
-ToolFormat = Literal["qwen3_coder", "hermes", "mistral", "llama", "harmony", "auto"]
+_FORMAT_HELP = (
+    "the served tool-call format: a vLLM --tool-call-parser name (hermes, qwen3_coder, mistral, llama3_json, "
+    "pythonic, openai, deepseek_v3, kimi_k2, minimax_m2, granite, internlm, jamba, glm45, ...) or auto (every family)"
+)
+
+
+def _check_format(value: str | None) -> str | None:
+    from eval.classify.formats import FORMATS, normalize_format
+
+    if value is not None and value.strip().lower() != "auto" and normalize_format(value) == "auto":
+        raise typer.BadParameter(f"unknown format {value!r}; families: {', '.join(FORMATS)}")
+    return value
 
 
 def classify(
     run_dir: Annotated[Path, typer.Argument(help="a run directory (results/<run_id>)")],
     tool_format: Annotated[
-        ToolFormat | None, typer.Option("--tool-format", help="override the cohorts' tool-call parser")
+        str | None,
+        typer.Option("--tool-format", help="override the cohorts' tool-call parser", callback=_check_format),
     ] = None,
     tokenizer: Annotated[
         Path | None,
@@ -45,19 +57,35 @@ def classify(
 
 
 def classify_messages(
-    src: Annotated[Path, typer.Argument(help="JSONL, one OpenAI-format assistant message per line")],
+    src: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL: per line an assistant message (optionally with tools, tool_choice, messages) "
+            'or {"request": ..., "response": ...}'
+        ),
+    ],
     dst: Annotated[Path, typer.Argument(help="JSONL out: {labels, evidence} per input line, same order")],
-    tool_format: Annotated[ToolFormat, typer.Option("--tool-format", help="the served tool-call format")] = "auto",
+    tool_format: Annotated[str, typer.Option("--tool-format", help=_FORMAT_HELP, callback=_check_format)] = "auto",
     tools: Annotated[
-        Path | None, typer.Option("--tools", help="JSON list of OpenAI tool schemas (default: bash, submit)")
+        Path | None,
+        typer.Option(
+            "--tools",
+            help="JSON list of OpenAI tool schemas for lines without their own (default: none "
+            "assumed: no missing_tool_call or unknown_tool)",
+        ),
     ] = None,
     tokenizer: Annotated[
         Path | None, typer.Option(help="tokenizer.json or a tokenizer directory: decide byte pieces from token_ids")
     ] = None,
 ) -> None:
-    """Label standalone assistant messages (no run directory needed).
+    """Label standalone replies (no run directory needed), each with the request context its line carries.
 
-    Example: specqual classify-messages replies.jsonl labels.jsonl --tool-format qwen3_coder
+    A line is an OpenAI assistant message, optionally with the request's "tools", "tool_choice" and prompt
+    "messages" as extra keys, or a pair {"request": {"messages", "tools", "tool_choice"}, "response": <a
+    chat.completion or its message>}. Without tools nothing is assumed about tools. Format and examples:
+    docs/classifier.md.
+
+    Example: specqual classify-messages traffic.jsonl labels.jsonl --tool-format hermes
     """
     from eval.classify.messages import classify_file, load_tools
     from eval.classify.tokenizer import TokenizerError, load_tokenizer

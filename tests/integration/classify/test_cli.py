@@ -127,7 +127,17 @@ def test_classify_messages(tmp_path: Path):
     proc = run("classify-messages", str(src), str(dst), "--tool-format", "mistral", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = [json.loads(line) for line in dst.read_text(encoding="utf-8").splitlines()]
-    assert [o["labels"] for o in out] == [[], ["leaked_tool_xml", "missing_tool_call"], ["byte_piece"]]
+    # No tools given: nothing is assumed about them (no missing_tool_call).
+    assert [o["labels"] for o in out] == [[], ["leaked_tool_xml"], ["byte_piece"]]
+    # A request/response pair carries its own context: `required` makes the call-less reply a missing call.
+    pair = {
+        "request": {"tools": [{"type": "function", "function": {"name": "bash"}}], "tool_choice": "required"},
+        "response": {"choices": [{"message": msgs[1], "finish_reason": "stop"}]},
+    }
+    src.write_text(json.dumps(pair) + "\n", encoding="utf-8")
+    proc = run("classify-messages", str(src), str(dst), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(dst.read_text(encoding="utf-8"))["labels"] == ["leaked_tool_xml", "missing_tool_call"]
 
 
 def test_classify_messages_bad_input_is_one_line_exit_2(tmp_path: Path):

@@ -24,7 +24,8 @@ def test_one_output_line_per_message_in_order(tmp_path):
     src.write_text("".join(json.dumps(m) + "\n" for m in msgs), encoding="utf-8")
     assert classify_file(src, dst, "qwen3_coder", None) == 4
     out = [json.loads(line) for line in dst.read_text(encoding="utf-8").splitlines()]
-    assert [o["labels"] for o in out] == [[], ["replacement_char"], [], ["leaked_tool_xml", "missing_tool_call"]]
+    # No tools given: nothing is assumed about them (no missing_tool_call, `submit` is not unknown).
+    assert [o["labels"] for o in out] == [[], ["replacement_char"], [], ["leaked_tool_xml"]]
     assert out[0] == {"labels": [], "evidence": []}
 
 
@@ -47,7 +48,7 @@ def test_tool_schemas_from_a_file(tmp_path):
     classify_file(src, dst, "auto", specs)
     out = [json.loads(line) for line in dst.read_text().splitlines()]
     assert out[0]["labels"] == ["malformed_tool_call"] and "'path'" in out[0]["evidence"][0]["detail"]
-    assert out[1]["labels"] == ["malformed_tool_call"]  # bash is not offered here
+    assert out[1]["labels"] == ["unknown_tool"]  # bash is not offered here
 
 
 def test_bad_tool_files_are_refused(tmp_path):
@@ -123,3 +124,39 @@ def test_line_separators_inside_json_strings_do_not_split_messages(tmp_path):
     src.write_text(json.dumps(msg, ensure_ascii=False) + "\n", encoding="utf-8")
     assert classify_file(src, dst, "auto", None) == 1
     assert json.loads(dst.read_text(encoding="utf-8")) == {"labels": [], "evidence": []}
+
+
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+
+
+def test_a_plain_chat_reply_without_request_context_gets_no_label():
+    out = classify_lines(
+        [json.dumps(message("Paris is sunny today.", finish="stop"))], Context.build(tools_known=False)
+    )
+    assert json.loads(out[0])["labels"] == []
+
+
+def test_tools_on_the_line_are_the_request_context():
+    ctx = Context.build(tools_known=False)
+    line = dict(message('{"name": "get_weather", "parameters": {"city": "Paris"}}'), tools=[WEATHER])
+    assert json.loads(classify_lines([json.dumps(line)], ctx)[0])["labels"] == ["leaked_tool_xml"]
+    # The same text without tools offered is just JSON.
+    plain = message('{"name": "get_weather", "parameters": {"city": "Paris"}}')
+    assert json.loads(classify_lines([json.dumps(plain)], ctx)[0])["labels"] == []
+
+
+def test_a_request_response_pair():
+    request = {"messages": [{"role": "user", "content": "Weather?"}], "tools": [WEATHER], "tool_choice": "required"}
+    response = {"choices": [{"message": {"role": "assistant", "content": "It is sunny."}, "finish_reason": "stop"}]}
+    out = classify_lines([json.dumps({"request": request, "response": response})], Context.build(tools_known=False))
+    assert json.loads(out[0])["labels"] == ["missing_tool_call"]  # tool_choice required, no call
+    request["tool_choice"] = "auto"
+    out = classify_lines([json.dumps({"request": request, "response": response})], Context.build(tools_known=False))
+    assert json.loads(out[0])["labels"] == []  # a text answer is allowed
+
+
+def test_an_offered_tool_name_with_a_special_token_glued_on():
+    request = {"tools": [WEATHER]}
+    response = message("", calls=[call("get_weather<|channel|>commentary", {"city": "Paris"})])
+    out = classify_lines([json.dumps({"request": request, "response": response})], Context.build(tools_known=False))
+    assert json.loads(out[0])["labels"] == ["malformed_tool_call"]

@@ -61,8 +61,34 @@ def test_well_formed_calls_are_clean(msg):
 
 
 def test_default_tools_are_bash_and_submit():
-    assert "malformed_tool_call" in labels(message("", calls=[call("str_replace_editor", {"command": "view"})]))
+    # A clean name that is not offered is a warning (healthy models invent tools); a corrupted one an error.
+    assert labels(message("", calls=[call("str_replace_editor", {"command": "view"})])) == ["unknown_tool"]
     assert labels(message("", calls=[call("submit", {})])) == []
+
+
+CORRUPTED_NAMES = [
+    "bassh",  # a near miss of an offered name
+    "functions.bash",  # an offered name with a prefix glued on
+    "bash<|channel|>commentary",  # a harmony token glued on (ollama/ollama#12132, vllm#32587)
+    "assistant<|channel|>analysis",  # the harmony header as the name (ollama/ollama#11704)
+    "bash\n",
+]
+
+
+@pytest.mark.parametrize("name", CORRUPTED_NAMES)
+def test_corrupted_tool_names_are_malformed(name):
+    result = labels(message("", calls=[call(name, {"command": "ls"})]))
+    assert result == ["malformed_tool_call"]
+
+
+def test_without_known_tools_only_corrupted_names_count():
+    from eval.classify import Context
+    from eval.classify.messages import classify_message
+
+    ctx = Context.build(tools_known=False)
+    assert classify_message(message("", calls=[call("get_weather", {"city": "Paris"})]), ctx)["labels"] == []
+    bad = message("", calls=[call("get_weather<|channel|>commentary", {})])
+    assert classify_message(bad, ctx)["labels"] == ["malformed_tool_call"]
 
 
 # ---------------------------------------------------------------- missing_tool_call

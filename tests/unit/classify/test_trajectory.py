@@ -31,7 +31,9 @@ def test_the_table_has_every_label_of_the_issue_in_order():
         "replacement_char",
         "byte_piece",
         "leaked_tool_xml",
+        "leaked_special_token",
         "malformed_tool_call",
+        "unknown_tool",
         "missing_tool_call",
         "empty_response",
         "reasoning_only",
@@ -41,6 +43,7 @@ def test_the_table_has_every_label_of_the_issue_in_order():
     )
     assert all(r.severity in ("error", "warning", "info") for r in DETECTORS)
     assert SEVERITY["truncated"] == "warning" and SEVERITY["replacement_char"] == "error"
+    assert SEVERITY["unknown_tool"] == "warning" and SEVERITY["leaked_special_token"] == "error"
 
 
 def test_a_clean_trajectory():

@@ -1,0 +1,94 @@
+"""Near-missed names for `identifier_corruption`: a name the prompt contains (`isVisibleWhenInTBs`,
+`calculate_total`, `django/db/models/query.py`) written with one character dropped, doubled, changed or two
+swapped (`isVisibelWhenInTBs`, `calculate_totl`, `proccess_data`).
+
+Decidable only for names that are clearly identifiers and edits that are clearly slips:
+  - the name is at least MIN_NAME characters and has a `_` or a camel hump (`aB`): plain words never count;
+  - the edit sits inside a word segment of at least MIN_SEGMENT letters (segments split at `_ . - /`,
+    digits and camel humps), not on its first or last letter: `parse` -> `parser`, `get_x` -> `set_x`,
+    `item` -> `items` are how new names are made; case changes and separator edits never count;
+  - the written form appears nowhere in the conversation, the original does (checked by the caller).
+Only the prompt's names are indexed (the request's messages, a trajectory's task): tool results are indexed
+by `eval.classify.identifiers`, whose digit and path rules are cheap enough for their size.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MIN_NAME = 8
+MIN_SEGMENT = 5
+_SEGMENT = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_HUMP = re.compile(rb"[a-z][A-Z]")
+
+
+def is_name(tok: bytes) -> bool:
+    return len(tok) >= MIN_NAME and (b"_" in tok or _HUMP.search(tok) is not None)
+
+
+@dataclass
+class NameIndex:
+    """Prompt names by (length, which half, half): an edit leaves one half of the name intact."""
+
+    by_half: dict[tuple[int, int, bytes], list[bytes]] = field(default_factory=dict)
+
+    def add(self, tok: bytes) -> None:
+        if not is_name(tok):
+            return
+        h = len(tok) // 2
+        for key in ((len(tok), 0, tok[:h]), (len(tok), 1, tok[h:])):
+            bucket = self.by_half.setdefault(key, [])
+            if tok not in bucket:
+                bucket.append(tok)
+
+    def original_of(self, written: bytes) -> bytes | None:
+        """The prompt name that `written` is a one-edit slip of, or None."""
+        n = len(written)
+        for length in (n, n + 1, n - 1):
+            h = length // 2
+            keys = {(length, 0, written[:h])}
+            tail = length - h
+            if tail > 0:
+                keys.add((length, 1, written[n - tail :]))
+            for key in keys:
+                for original in self.by_half.get(key, ()):
+                    if slip(original, written):
+                        return original
+        return None
+
+
+def _edit_position(a: bytes, b: bytes) -> tuple[int, str] | None:
+    """(position in `a`, kind) of the single edit turning `a` into `b`, or None when it is not one edit."""
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        if a[i + 1 :] == b[i + 1 :]:
+            return i, "change"
+        if a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]:
+            return i, "swap"
+        return None
+    if len(a) == len(b) + 1 and a[i + 1 :] == b[i:]:
+        return i, "drop"
+    if len(b) == len(a) + 1 and a[i:] == b[i + 1 :]:
+        return i, "insert"
+    return None
+
+
+def slip(original: bytes, written: bytes) -> bool:
+    """One edit inside a word segment of `original` (see the module docstring)."""
+    if original == written or original.lower() == written.lower():
+        return False
+    edit = _edit_position(original, written)
+    if edit is None:
+        return False
+    i, kind = edit
+    changed = {original[i : i + 2 if kind == "swap" else i + 1], written[i : i + 1]}
+    if any(not c.isalpha() for c in changed if c):
+        return False  # digits, separators: the digit rules of `identifiers` decide those
+    for m in _SEGMENT.finditer(original):
+        if m.start() <= i < m.end():
+            inner = m.start() < i and (i < m.end() - 1 or kind in ("swap", "insert"))
+            return len(m.group()) >= MIN_SEGMENT and inner and (kind != "swap" or i + 1 < m.end())
+    return False

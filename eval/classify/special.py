@@ -1,0 +1,46 @@
+"""`leaked_special_token`: a chat-template or vocabulary special token written as text (`<|im_end|>`,
+`<|eot_id|>`, `<｜end▁of▁sentence｜>`, `<end_of_turn>`, `<pad>`, `<unk>`, a trailing `</s>`).
+
+A healthy server never renders these in a reply: they end generation or are skipped when detokenizing. Tool-call
+tokens of a known family (`<|python_tag|>`, `<|channel|>`, DeepSeek's tool-call tokens) are `leaked_tool_xml`'s
+business and are not repeated here. Clean: a token in inline code, a fenced block or quotes, named mid-sentence
+in prose, or on a line copied from the conversation (a model reading a chat template).
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+
+from eval.classify.context import Context
+from eval.classify.formats import any_marker
+from eval.classify.markup import _copied, _in_code_or_quotes, _in_inline_code, mentioned
+from eval.classify.model import MAX_SPANS, Span, Turn, span_at
+
+_TOKEN = re.compile(
+    r"<\|[a-z][a-z0-9_]{1,30}\|>"  # <|im_end|>, <|endoftext|>, <|eot_id|>, <|end|>, <|user|>
+    r"|<｜[^｜<>\n]{1,40}｜>"  # <｜end▁of▁sentence｜>, <｜Assistant｜>
+    r"|<(?:start|end)_of_turn>|(?:<(?:pad|unk|eos|bos|mask)>)+|\[(?:PAD|UNK)\](?:\[(?:PAD|UNK)\])*"
+    r"|</s>\s*\Z|(?:</s>){2,}"
+)
+_FAST = ("<|", "<｜", "_of_turn>", "<pad>", "<unk>", "<eos>", "<bos>", "<mask>", "[PAD]", "[UNK]", "</s>")
+_TOOL_TOKENS = any_marker("auto")
+
+
+def detect_leaked_special_token(turn: Turn, ctx: Context) -> list[Span]:
+    spans: list[Span] = []
+    for name, text in turn.text_fields():
+        if not text or not any(f in text for f in _FAST):
+            continue
+        for m in islice(_TOKEN.finditer(text), MAX_SPANS * 4):
+            start, end = m.start(), m.end()
+            if _TOOL_TOKENS.match(text, start) is not None:
+                continue  # a tool-call token: leaked_tool_xml
+            if _in_inline_code(text, start) or _in_code_or_quotes(text, start, end) or mentioned(text, start, end):
+                continue
+            if _copied(text, start, end, ctx):
+                continue
+            spans.append(span_at(name, text, start, end, "special token as text"))
+            if len(spans) >= MAX_SPANS:
+                break
+    return spans

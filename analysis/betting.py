@@ -66,6 +66,8 @@ def log_capital(
 def first_crossing(logk: np.ndarray, alpha: float) -> np.ndarray:
     """Index (0-based) of the first observation at which the capital reaches 1/alpha, or -1 (per sequence)."""
     hit = logk >= np.log(1 / alpha)
+    if hit.shape[-1] == 0:
+        return np.full(hit.shape[:-1], -1)
     first = np.argmax(hit, axis=-1)
     return np.where(hit.any(axis=-1), first, -1)
 

@@ -68,6 +68,8 @@ def decisions(run: RunData) -> dict[str, Any]:
         margin, alpha = float(policy["non_inferiority_margin"]), float(policy["alpha"])
         d = prefix_differences(run.units, name, control, ids, repeats) if len(run.units) else np.zeros(0)
         o = sequential.monitor(d, sequential.Design(margin, alpha))
+        if o.decision != "INCONCLUSIVE":  # bounds where it was decided: the same however far the run went on
+            o = sequential.monitor(d[: o.instances], sequential.Design(margin, alpha))
         out[name] = {
             "control": control,
             "decision": o.decision,

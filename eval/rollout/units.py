@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eval.protocols import Task
+from eval.rollout.order import ordered
 from eval.spec.models import Sampling
 from eval.store.run import RunDir
 
@@ -38,15 +39,22 @@ def unit_seed(sampling: Sampling, instance_id: str, repeat: int) -> int | None:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def plan_units(run: RunDir, cohort: str, tasks: list[Task], repeats: int) -> tuple[list[Unit], int]:
-    """(units still to run, number already done). Repeat-major order: every instance once before any twice,
-    so a partial run covers all instances evenly."""
+def plan_units(
+    run: RunDir, cohort: str, tasks: list[Task], repeats: int, instance_major: bool = False
+) -> tuple[list[Unit], int]:
+    """(units still to run, number already done). Repeat-major order by default: every instance once before any
+    twice, so a partial run covers all instances evenly. `instance_major` (the early stop): every repeat of an
+    instance before the next one, instances in the seeded order shared by every cohort (eval.rollout.order), so
+    complete instances accumulate from the front of that order."""
     todo: list[Unit] = []
     done = 0
-    for repeat in range(repeats):
-        for task in tasks:
-            if run.unit_done(cohort, task.instance_id, repeat):
-                done += 1
-            else:
-                todo.append(Unit(cohort, task, repeat, run.unit_dir(cohort, task.instance_id, repeat)))
+    pairs = [(r, t) for r in range(repeats) for t in tasks]
+    if instance_major:
+        rank = {i: k for k, i in enumerate(ordered(t.instance_id for t in tasks))}
+        pairs.sort(key=lambda rt: (rank[rt[1].instance_id], rt[0]))
+    for repeat, task in pairs:
+        if run.unit_done(cohort, task.instance_id, repeat):
+            done += 1
+        else:
+            todo.append(Unit(cohort, task, repeat, run.unit_dir(cohort, task.instance_id, repeat)))
     return todo, done

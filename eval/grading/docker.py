@@ -2,7 +2,8 @@
 
 One harness call per unit: the harness creates the container, applies the patch with its chain of apply
 commands, runs the eval script, writes report.json and removes the container. Images are the harness's own
-(used when present locally, pulled otherwise, never removed), and its resume is kept: a unit whose harness
+(used when present locally, pulled otherwise, never removed); a local task set's instance images are built
+here (eval.images) and named as the harness names them. The harness's resume is kept: a unit whose harness
 report.json exists is not run again. When the harness writes no report (its "error" instances), the log says
 why: a patch that did not apply is `patch_failed`, anything else (image missing, engine down, test timeout)
 is `infra_error` with the reason.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.grading import harness
+from eval.images.instance import resolve_image
 from eval.protocols import GradeResult, Task
 
 LOG_FILES = ("report.json", "run_instance.log", "test_output.txt", "eval.sh", "patch.diff")
@@ -93,9 +95,10 @@ class DockerGrader:
         if not patch.strip() and not self.run_empty:
             return GradeResult("empty_patch", False)
         try:
-            spec = harness.test_spec(task)
             client = self.client()
-        except Exception as e:  # no harness, no engine: the environment's failure
+            task = resolve_image(client, task)  # a local set's instance image is built here
+            spec = harness.test_spec(task)
+        except Exception as e:  # no harness, no engine, no image: the environment's failure
             return GradeResult("infra_error", None, infra_reason=str(e).splitlines()[0][:300])
         from swebench.harness import run_evaluation
 

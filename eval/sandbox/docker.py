@@ -1,5 +1,8 @@
 """A docker sandbox: one container of the SWE-bench instance image per unit, network off, CPU/memory limits.
 
+A local task set's instance image is built here (eval.images) on first use; other tasks use the harness's
+pulled images.
+
 Commands run through the engine's exec API with `timeout` inside the container (its process group is killed
 at the limit) and a client-side deadline as a backstop; output is read as a stream and truncated to head and
 tail. The patch is `git diff` of /testbed against the base commit. `close` always removes the container.
@@ -13,6 +16,8 @@ import threading
 import time
 from typing import Any
 
+from eval.images.base import ImageError
+from eval.images.instance import resolve_image
 from eval.protocols import ExecResult, Task
 from eval.sandbox.bwrap import SandboxError
 from eval.sandbox.process import Collector
@@ -50,6 +55,10 @@ class DockerSandbox:
         self.base_commit = task.base_commit
         self._max_output = max_output_bytes
         self._container: Any = None
+        try:
+            task = resolve_image(self._client, task)
+        except ImageError as e:
+            raise SandboxError(f"cannot build the instance image of {task.instance_id}: {e}") from e
         try:
             self._container = self._client.containers.run(
                 instance_image(task),

@@ -36,7 +36,7 @@ UnitDone = Callable[[Path], Any]
 
 
 @dataclass
-class RolloutSummary:
+class RolloutCounts:
     cohort: str
     total: int
     skipped: int
@@ -102,7 +102,7 @@ async def run_rollouts(
     on_unit_done: UnitDone | None = None,
     sandbox_factory: Callable[[Task], Sandbox] | None = None,
     early_stop: EarlyStop | None = None,
-) -> RolloutSummary:
+) -> RolloutCounts:
     """Run every unit of `cohort` that is not done yet; return counts. Infra failures never raise here."""
     import aiohttp
 
@@ -135,7 +135,7 @@ async def run_rollouts(
             )
             ran = await _run_all(todo, env, workload.concurrency, row, on_unit_done, early_stop)
     predictions = write_predictions(run, name)
-    return RolloutSummary(
+    return RolloutCounts(
         cohort=name,
         total=row.total,
         skipped=done,

@@ -37,7 +37,7 @@ class Submission:
 
 
 @dataclass
-class RolloutSummary:
+class ArrayResult:
     cohort: str
     units: int
     done: int
@@ -156,7 +156,7 @@ def run_array(
     *,
     runner: Runner | None = None,
     on_poll: OnPoll | None = None,
-) -> RolloutSummary:
+) -> ArrayResult:
     """Submit, watch and resubmit until every unit of the cohort is done or resubmissions run out."""
     from eval.rollout.predictions import write_predictions
     from eval.rollout.run import check_workload
@@ -188,4 +188,4 @@ def run_array(
     left = unfinished(run, name, ids, workload.repeats)
     left_units = sum(1 for i in left for r in range(workload.repeats) if not run.unit_done(name, i, r))
     total = len(ids) * workload.repeats
-    return RolloutSummary(name, total, total - left_units, left_units, subs)
+    return ArrayResult(name, total, total - left_units, left_units, subs)

@@ -145,8 +145,11 @@ def sequential(result: Analysis) -> list[Block]:
         rows.append([s.label, o.decision, f"{o.instances:,} of {o.of:,}", pts(o.estimate), f"{pts(o.upper)}"])
     if not rows:
         return []
+    stops = [f"{s.label}: {s.early_stop.get('reason')}" for s in result.summaries.values() if s.early_stop]
+    said: list[Block] = [Para("The run stopped these cohorts' rollouts once the test had decided:"), Bullets(stops)]
     return [
         Heading(2, "Early stopping (anytime-valid sequential test)"),
+        *(said if stops else []),
         Para(
             "The accuracy decision is sequential: instances enter in the run's seeded order, and two bets on the "
             "per-instance drop run side by side (a betting confidence sequence, Waudby-Smith & Ramdas 2024): FAIL "

@@ -47,6 +47,7 @@ class CohortSummary:
     corrupted_trajectories: int | None = None
     control_corruption_rate: float | None = None  # the control's, set where both were classified (analysis.qualify)
     corruption_test: CorruptionTest | None = None  # the corruption decision's test (analysis.qualify)
+    early_stop: dict[str, Any] | None = None  # <cohort>/early_stop.json: the run stopped its rollouts here
     labels: dict[str, int] | None = None
     probes_total: int | None = None
     probes_compared: int | None = None
@@ -102,6 +103,7 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
             s.server_error = canary.get("server_error") if canary else None
         s.acceptance = acceptance(run.metrics, name)
         s.server = server_health(run.path / name)
+        s.early_stop = read_json(run.path / name / "early_stop.json")
         out[name] = s
     return out
 

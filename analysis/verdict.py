@@ -16,7 +16,8 @@ The rule (written into every report):
    Waudby-Smith & Ramdas 2024). FAIL when the drop is larger than the margin with significance alpha; PASS when
    a drop as large as the margin is excluded at level alpha; otherwise INCONCLUSIVE, with the number of
    instances a verdict would need at the observed rates. Valid at every sample size and rate, and however
-   often a run looked before it stopped.
+   often a run looked before it stopped: a run that stopped a cohort's rollouts once this test decided
+   (`early_stop.json`) is judged on what it ran, and the reason says where it stopped.
 4. Without a control (the controls themselves) or without SWE-bench units, the verdict rests on the checks
    that exist (canary, corruption, infra) and says so.
 """
@@ -99,7 +100,11 @@ def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], 
         missing.append(f"no graded instance shared with control {s.control}")
         return
     unshared = 1 - cmp.instances / cmp.instances_union if cmp.instances_union else 0.0
-    if unshared > float(s.policy["max_infra_rate"]):
+    if s.early_stop:
+        # The run stopped scheduling this cohort once the test had decided: the instances it left out are not
+        # missing data but the saving; the decision below is the one it stopped on (the same prefix, same order).
+        notes.append(f"rollouts stopped early: {s.early_stop.get('reason', 'decided')}")
+    elif unshared > float(s.policy["max_infra_rate"]):
         missing.append(
             f"only {cmp.instances} of {cmp.instances_union} instances were graded in both this cohort and "
             f"{s.control} ({pct(unshared)} unpaired > max {pct(float(s.policy['max_infra_rate']))})"

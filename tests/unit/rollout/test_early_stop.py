@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import sequential
+from analysis import analyze, sequential
 from eval.grading.stream import grade_unit
 from eval.protocols import ExecResult, GradeResult, Task
 from eval.rollout.order import ordered
@@ -128,6 +128,10 @@ def test_a_500x3_run_with_the_seed_effect_stops_where_the_test_says(big_loaded, 
         assert expected.instances <= ran_instances <= expected.instances + 25
         assert mtp.not_run == INSTANCES * REPEATS - mtp.completed - mtp.infra_errors > 1300
         assert mtp.stopped_early and "FAIL decided at instance" in mtp.stopped_early
+        # The report judges the cohort on what ran: the left-out instances are the saving, not missing data.
+        verdict = analyze(run.path).summaries["mtp"]
+        assert verdict.verdict == "FAIL"
+        assert "rollouts stopped early: FAIL decided at instance" in (verdict.reason or "")
         # A resumed run asks first, takes the same decision (and keeps its record) and runs nothing.
         again = rollouts(big_loaded, run, "mtp", many, server.base_url, SeedRatesGrader(tables["mtp"]),
                          EarlyStop(run.path, "mtp", every_units=every))  # fmt: skip

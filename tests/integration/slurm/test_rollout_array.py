@@ -18,7 +18,7 @@ from eval.store.run import open_run
 
 pytestmark = pytest.mark.slurm
 REPO = Path(__file__).resolve().parents[3]
-RUNNER = "tests.integration.slurm.standin_runner:write_units"
+RUNNER = "tests.doubles.slurm_standin_runner:write_units"
 
 
 def _loaded(shards: int) -> object:
@@ -85,7 +85,7 @@ def test_a_secret_override_reaches_the_tasks_but_no_file(tmp_path: Path, job_env
     override = f"server.env.HF_TOKEN={secret}"
     loaded = load_spec([*_loaded(shards=2).sources, override])  # type: ignore[attr-defined]
     run = open_run(loaded, tmp_path, "r")
-    runner = Runner("tests.integration.slurm.standin_runner:reveal_sources", {"sleep_s": 0.05})
+    runner = Runner("tests.doubles.slurm_standin_runner:reveal_sources", {"sleep_s": 0.05})
     summary = run_array(loaded, run, "stock-off", "http://unused", runner=runner)
     assert summary.done == 12
     seen = json.loads((run.cohort_dir("stock-off") / "standin-sources.json").read_text())

@@ -20,7 +20,7 @@ from eval.stacks.commands import ProcessCommand
 from eval.store.atomic import read_json
 
 pytestmark = pytest.mark.slurm
-STANDIN = "tests.integration.slurm.standin_server"
+STANDIN = "tests.doubles.slurm_standin_server"
 
 
 def standin(role: str, index: int, *extra: str) -> ProcessCommand:

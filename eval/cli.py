@@ -67,6 +67,9 @@ def run(
     results: Annotated[Path, typer.Option(help="results root")] = Path("results"),
     run_id: Annotated[str | None, typer.Option(help="resume or name a run")] = None,
     report: Annotated[bool, typer.Option(help="write the report at the end")] = True,
+    early_stop: Annotated[
+        bool, typer.Option(help="stop a cohort's rollouts once its comparison is decided (policy.early_stop)")
+    ] = True,
 ) -> None:
     """Run every stage the cohort file asks for, then the report. Re-run with --run-id to resume.
 
@@ -75,7 +78,7 @@ def run(
     from eval.pipeline import run_pipeline
 
     loaded = load(files, config)
-    code = run_pipeline(loaded, results, run_id, report=report)
+    code = run_pipeline(loaded, results, run_id, report=report, early_stop=early_stop)
     raise typer.Exit(code)
 
 

@@ -52,7 +52,9 @@ def write_cohorts(loaded: LoadedSpec, run: RunDir, models: Mapping[str, str | Pa
         run.write_cohort(loaded, cohort, cmds)
 
 
-def run_pipeline(loaded: LoadedSpec, results: Path, run_id: str | None, report: bool = True) -> int:
+def run_pipeline(
+    loaded: LoadedSpec, results: Path, run_id: str | None, report: bool = True, early_stop: bool = True
+) -> int:
     """Run (or resume) the whole matrix; return the process exit code (1 when a SWE-bench stack did not start)."""
     from eval.executors import pick
 
@@ -62,7 +64,7 @@ def run_pipeline(loaded: LoadedSpec, results: Path, run_id: str | None, report: 
     console.print(f"[bold]specqual run[/bold] {loaded.spec.name}: {len(loaded.cohorts)} cohorts -> {run.path}")
     models = model_paths(loaded, console)
     write_cohorts(loaded, run, models)
-    not_started = serve_stage(loaded, run, models, console, executor)
+    not_started = serve_stage(loaded, run, models, console, executor, early_stop)
     if "swebench" in loaded.spec.workloads.enabled():
         grade_leftovers(run, console)
     classify_stage(run, console)
@@ -81,7 +83,12 @@ class CohortWork(Protocol):
 
 
 def serve_stage(
-    loaded: LoadedSpec, run: RunDir, models: dict[str, Path], console: Console, executor: Executor
+    loaded: LoadedSpec,
+    run: RunDir,
+    models: dict[str, Path],
+    console: Console,
+    executor: Executor,
+    early_stop: bool = True,
 ) -> list[str]:
     """Each cohort's stack once (on `executor`), for its canary probes and then its rollouts; the canary's
     comparisons after every cohort. Returns the SWE-bench cohorts whose stack did not start."""
@@ -95,7 +102,7 @@ def serve_stage(
         if "canary" in enabled:
             canary = scope.enter_context(_canary_stage(loaded, run, models, console))
         if "swebench" in enabled:
-            rollouts = _rollout_stage(loaded, run, console, scope, executor)
+            rollouts = _rollout_stage(loaded, run, console, scope, executor, early_stop)
         stages: list[CohortWork] = [s for s in (canary, rollouts) if s is not None]
         order = [c for c in run_order(loaded) if any(s.pending(c) for s in stages)]
         for c in loaded.cohorts:
@@ -104,6 +111,8 @@ def serve_stage(
 
         def work(cohort: Cohort, stack: Any) -> None:
             for s in stages:
+                if s is rollouts and canary_failed(loaded, run, cohort, console):
+                    continue
                 if s.pending(cohort):
                     s.serve(cohort, stack)
 
@@ -122,6 +131,20 @@ def serve_stage(
     return list(rollouts.failed) if rollouts is not None else []
 
 
+def canary_failed(loaded: LoadedSpec, run: RunDir, cohort: Cohort, console: Console) -> bool:
+    """True when the policy skips a cohort's rollouts after a failed canary and this cohort's canary failed
+    (diverged from its control or reference, or the server failed its requests)."""
+    if not loaded.spec.policy.skip_rollouts_on_canary_fail or not cohort.runs("canary"):
+        return False
+    from eval.canary.results import compare_and_summarize
+
+    summary = compare_and_summarize(loaded, run, {}).get(cohort.name)  # rewritten with walls after every cohort
+    if summary is None or summary.verdict not in ("corrupted", "failed"):
+        return False
+    console.print(f"{cohort.name}: canary {summary.verdict}: SWE-bench rollouts skipped (skip_rollouts_on_canary_fail)")
+    return True
+
+
 def _canary_stage(loaded: LoadedSpec, run: RunDir, models: dict[str, Path], console: Console) -> Any:
     from eval.canary.results import reference_cohort
     from eval.canary.run import canary_stage
@@ -131,12 +154,14 @@ def _canary_stage(loaded: LoadedSpec, run: RunDir, models: dict[str, Path], cons
     return canary_stage(loaded, run, model, console)
 
 
-def _rollout_stage(loaded: LoadedSpec, run: RunDir, console: Console, scope: ExitStack, executor: Executor) -> Any:
+def _rollout_stage(
+    loaded: LoadedSpec, run: RunDir, console: Console, scope: ExitStack, executor: Executor, early_stop: bool
+) -> Any:
     from eval.rollout.progress import RolloutProgress
     from eval.rollout.stage import RolloutStage
 
     progress = scope.enter_context(RolloutProgress(console))  # a live view, or progress lines in a log
-    return RolloutStage(loaded, run, console, progress, executor)
+    return RolloutStage(loaded, run, console, progress, executor, early_stop)
 
 
 def grade_leftovers(run: RunDir, console: Console) -> None:

@@ -75,8 +75,13 @@ class Executor(Protocol):
         """
         ...
 
-    def rollouts(self, run: RunDir, cohort: Cohort, stack: Stack, tasks: list[Task], progress: Any) -> str:
-        """Every SWE-bench unit of `cohort` not done yet, against `stack`; returns a one-line account."""
+    def rollouts(
+        self, run: RunDir, cohort: Cohort, stack: Stack, tasks: list[Task], progress: Any, early_stop: bool = False
+    ) -> str:
+        """Every SWE-bench unit of `cohort` not done yet, against `stack`; returns a one-line account.
+
+        `early_stop`: stop scheduling once the sequential test decides the cohort's comparison
+        (eval.rollout.stopper)."""
         ...
 
     def scripts(self, cohort: Cohort, model_path: str, instances: int | None) -> list[str]:

@@ -26,11 +26,15 @@ class LocalExecutor:
         stack: Stack = launch(self.loaded.spec, cohort, model_path, run_dir, build)
         return stack
 
-    def rollouts(self, run: RunDir, cohort: Cohort, stack: Stack, tasks: list[Task], progress: Any) -> str:
-        """The scheduler runs the units here; a grading queue grades each as it finishes."""
+    def rollouts(
+        self, run: RunDir, cohort: Cohort, stack: Stack, tasks: list[Task], progress: Any, early_stop: bool = False
+    ) -> str:
+        """The scheduler runs the units here; a grading queue grades each as it finishes; with `early_stop`, the
+        stopper asks the sequential test every `policy.early_stop_every` finished units."""
         from eval.grading.factory import make_grader
         from eval.grading.stream import GradeQueue
         from eval.rollout.run import run_rollouts
+        from eval.rollout.stopper import EarlyStop
         from eval.stacks.metrics import MetricsRecorder
 
         workload = self.loaded.spec.workloads.swebench
@@ -43,15 +47,19 @@ class LocalExecutor:
             def graded(unit_dir: Path) -> None:
                 grades.submit(by_id[unit_dir.parent.name], unit_dir)
 
+            every = self.loaded.spec.policy.early_stop_every
+            stop = EarlyStop(run.path, cohort.name, every_units=every) if early_stop else None
+
             with recorder.around("swebench", every_s=60):
                 counts = asyncio.run(
-                    run_rollouts(
-                        self.loaded, run, cohort, stack.base_url, tasks, progress=progress, on_unit_done=graded
-                    )
+                    run_rollouts(self.loaded, run, cohort, stack.base_url, tasks, progress, graded, early_stop=stop)
                 )
+        stopped = ""
+        if counts.stopped_early:
+            stopped = f"; stopped early ({counts.not_run} units not run): {counts.stopped_early}"
         return (
             f"{cohort.name}: {counts.completed} completed, {counts.infra_errors} infra errors, "
-            f"{counts.skipped} already done ({counts.wall_s:.0f} s)"
+            f"{counts.skipped} already done ({counts.wall_s:.0f} s){stopped}"
         )
 
     def scripts(self, cohort: Cohort, model_path: str, instances: int | None) -> list[str]:

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from eval.protocols import Executor
 from eval.rollout.progress import RolloutProgress
+from eval.rollout.stopper import RECORD
 from eval.rollout.units import plan_units
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
@@ -24,8 +25,15 @@ class RolloutStage:
     """Runs each SWE-bench cohort's remaining units on its stack; remembers cohorts whose stack did not start."""
 
     def __init__(
-        self, loaded: LoadedSpec, run: RunDir, console: Console, progress: RolloutProgress, executor: Executor
+        self,
+        loaded: LoadedSpec,
+        run: RunDir,
+        console: Console,
+        progress: RolloutProgress,
+        executor: Executor,
+        early_stop: bool = True,
     ) -> None:
+        from eval.rollout.stopper import write_order
         from eval.tasks.load import load_tasks
 
         workload = loaded.spec.workloads.swebench
@@ -36,19 +44,29 @@ class RolloutStage:
         self.tasks = load_tasks(workload, loaded.spec.base_dir)
         self.failed: list[str] = []
         cohorts = [c for c in loaded.cohorts if c.runs("swebench")]
+        self.early_stop = early_stop and loaded.spec.policy.early_stop
+        if self.early_stop:  # the order the scheduler and the sequential test share (eval.rollout.order)
+            write_order(run.path, [t.instance_id for t in self.tasks])
         console.print(
             f"[bold]swebench[/bold]: {len(self.tasks)} instances x {workload.repeats} repeats on "
             f"{len(cohorts)} cohorts ({', '.join(c.name for c in cohorts)})"
         )
 
     def pending(self, cohort: Cohort) -> bool:
+        """Units left to run, unless an earlier (resumed) run stopped the cohort early: its stack is not started
+        again for a decision already taken (`--no-early-stop` runs the rest)."""
+        if self.early_stop and (self.run.cohort_dir(cohort.name) / RECORD).is_file():
+            return False
         return cohort.runs("swebench") and bool(plan_units(self.run, cohort.name, self.tasks, self.repeats)[0])
 
     def starting(self, cohort: Cohort) -> None:
         pass
 
     def serve(self, cohort: Cohort, stack: Any) -> None:
-        self.console.print(self.executor.rollouts(self.run, cohort, stack, self.tasks, self.progress))
+        # Only a compared cohort stops early; a control must run every instance for the cohorts compared with it.
+        is_control = any(c.control == cohort.name for c in self.loaded.cohorts)
+        stop = self.early_stop and cohort.control is not None and not is_control
+        self.console.print(self.executor.rollouts(self.run, cohort, stack, self.tasks, self.progress, early_stop=stop))
 
     def start_failed(self, cohort: Cohort, reason: str) -> None:
         self.failed.append(cohort.name)

@@ -176,6 +176,13 @@ class Policy(Strict):
     max_infra_rate: float = Field(0.05, ge=0, le=1)
     canary_must_be_clean: bool = True
     alpha: float = Field(0.05, gt=0, lt=1)
+    early_stop: bool = Field(
+        True, description="stop a cohort's rollouts once the sequential test decides its comparison (--no-early-stop)"
+    )
+    early_stop_every: int = Field(10, ge=1, description="ask the sequential test every N finished units")
+    skip_rollouts_on_canary_fail: bool = Field(
+        False, description="a cohort whose canary failed (diverged or the server failed) skips its SWE-bench rollouts"
+    )
 
 
 # ---------------------------------------------------------------- the file

@@ -43,8 +43,12 @@ class SlurmExecutor:
         poll = min(2.0, spec.executor.slurm.poll_interval_s)
         return SlurmStack(job, build, startup_timeout_s=spec.server.startup_timeout_s, poll_s=poll)
 
-    def rollouts(self, run: RunDir, cohort: Cohort, stack: Stack, tasks: list[Task], progress: Any) -> str:
-        """The units as a job array against the stack's URL (the tasks load them again from the cohort files)."""
+    def rollouts(
+        self, run: RunDir, cohort: Cohort, stack: Stack, tasks: list[Task], progress: Any, early_stop: bool = False
+    ) -> str:
+        """The units as a job array against the stack's URL (the tasks load them again from the cohort files).
+
+        The early stop is not wired into job arrays yet: every shard runs (docs/analysis.md)."""
         from eval.executors.slurm.rollouts import run_array
 
         array = run_array(self.loaded, run, cohort, stack.base_url)

@@ -49,6 +49,7 @@ class Row:
     near_ties: int
     acceptance: float | None
     wall_s: float | None
+    probe_s: float | None  # the canary's own time: /metrics snapshot before -> after (server start excluded)
 
 
 def run_probe(part: str, dtype: str, run_id: str, cohorts: list[str] | None) -> float:
@@ -59,6 +60,17 @@ def run_probe(part: str, dtype: str, run_id: str, cohorts: list[str] | None) -> 
     print("$", " ".join(cmd), flush=True)
     subprocess.run(cmd, cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
     return time.monotonic() - start
+
+
+def probe_seconds(cohort_dir: Path) -> float | None:
+    """The canary's own time: its /metrics snapshots before and after the probes (server start excluded)."""
+    path = cohort_dir / "metrics.jsonl"
+    if not path.is_file():
+        return None
+    snaps = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    t0 = next((r["t"] for r in snaps if r.get("phase") == "before"), None)
+    t1 = next((r["t"] for r in reversed(snaps) if r.get("phase") == "after"), None)
+    return None if t0 is None or t1 is None else float(t1 - t0)
 
 
 def read_run(run_id: str) -> list[Row]:
@@ -76,6 +88,7 @@ def read_run(run_id: str) -> list[Row]:
                 c.get("near_ties", 0),
                 c.get("acceptance"),
                 c.get("wall_s"),
+                probe_seconds(path.parent),
             )
         )
     return rows
@@ -84,12 +97,12 @@ def read_run(run_id: str) -> list[Row]:
 def show(rows: list[Row]) -> None:
     print(
         f"{'run':<28} {'cohort':<16} {'bug':<14} {'verdict':<10} {'corrupt':>8} {'diff':>5} {'ties':>5} "
-        f"{'accept':>7} {'wall s':>7}"
+        f"{'accept':>7} {'probe s':>7}"
     )
     for r in rows:
         bug = BUGS.get(r.cohort, ("control" if r.cohort in CONTROLS else "", ""))[0]
         acc = "-" if r.acceptance is None else f"{r.acceptance:.2f}"
-        wall = "-" if r.wall_s is None else f"{r.wall_s:.0f}"
+        wall = "-" if r.probe_s is None else f"{r.probe_s:.0f}"
         print(
             f"{r.run:<28} {r.cohort:<16} {bug:<14} {r.verdict:<10} {r.corrupted:>4}/{r.compared:<3} "
             f"{r.diverged:>5} {r.near_ties:>5} {acc:>7} {wall:>7}"

@@ -41,16 +41,23 @@ def plan(
     files: ConfigArg,
     config: ConfigOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    rate: Annotated[float, typer.Option(help="expected control resolve rate, for the cost of a verdict")] = 0.3867,
+    icc: Annotated[float, typer.Option(help="expected ICC between repeats, for the cost of a verdict")] = 0.35,
+    unit_seconds: Annotated[float, typer.Option(help="wall seconds of one SWE-bench unit")] = 600.0,
 ) -> None:
-    """Print the expanded matrix, units, GPUs and launch commands; start nothing.
+    """Print the expanded matrix, units, GPUs, launch commands and the expected cost of each comparison's
+    verdict (instances and GPU-hours for no effect, a drop equal to the margin and the seed's effect); start
+    nothing.
 
     Example: specqual plan cohorts/pr55178-qualification.yaml -c workloads.swebench.repeats=1
     """
     from eval.executors import pick
-    from eval.plan import build_plan
+    from eval.plan import build_plan, comparison_cost
 
     loaded = load(files, config)
     result = build_plan(loaded, pick(loaded))
+    result["cost"] = comparison_cost(loaded, result, rate, icc, unit_seconds)
+    result["cost_assumptions"] = {"rate": rate, "icc": icc, "unit_seconds": unit_seconds}
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return

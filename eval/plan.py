@@ -105,3 +105,46 @@ def build_plan(loaded: LoadedSpec, executor: Executor | None = None) -> dict[str
         "total_units": None if any(c["units"] is None for c in cohorts) else sum(c["units"] for c in cohorts),
         "total_gpus": sum(c["gpus"] for c in cohorts),
     }
+
+
+def comparison_cost(
+    loaded: LoadedSpec, plan: dict[str, Any], rate: float, icc: float, unit_seconds: float
+) -> list[dict[str, Any]]:
+    """Expected instances and GPU-hours to a verdict per comparison, for no effect, a drop equal to the margin and
+    the seed's effect, from the policy, a stated control rate and ICC, and a stated wall time per unit.
+
+    The numbers come from `python -m analysis plan-cost` (a simulation of the sequential test; eval never
+    imports analysis). GPU-hours of a cohort = units x unit_seconds / concurrency x the cohort's GPUs / 3600:
+    units run `concurrency` at a time against one stack that holds its GPUs. Only the compared cohort stops
+    early; its control runs every unit (counted once in the plan's totals).
+    """
+    import json
+    import subprocess
+    import sys
+
+    sw = loaded.spec.workloads.swebench
+    compared = [c for c in plan["cohorts"] if c["control"] and c["units"]]
+    if sw is None or not compared:
+        return []
+    policy = loaded.spec.policy
+    instances = max(c["instances"] for c in compared)
+    cmd = [sys.executable, "-m", "analysis", "plan-cost", "--json", "--rate", str(rate), "--icc", str(icc)]
+    cmd += ["--repeats", str(sw.repeats), "--margin", str(policy.non_inferiority_margin)]
+    cmd += ["--alpha", str(policy.alpha), "--cap", str(instances), "--paths", "500"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"python -m analysis plan-cost failed: {out.stderr.strip()[-400:]}")
+    scenarios = json.loads(out.stdout)["scenarios"]
+    rows = []
+    for c in compared:
+        hours_per_unit = unit_seconds / sw.concurrency * max(c["gpus"], 1) / 3600
+        for name, s in scenarios.items():
+            n = min(float(s["median_instances"]), c["instances"])
+            rows.append({
+                "cohort": c["name"], "control": c["control"], "scenario": name, "drop": s["drop"],
+                "p_pass": s["p_pass"], "p_fail": s["p_fail"], "p_inconclusive": s["p_inconclusive"],
+                "median_instances": n, "units": round(n * c["repeats"]),
+                "gpu_hours": round(n * c["repeats"] * hours_per_unit, 1),
+                "gpu_hours_full": round(c["units"] * hours_per_unit, 1),
+            })  # fmt: skip
+    return rows

@@ -61,3 +61,13 @@ def test_capital_is_a_supermartingale_under_the_null() -> None:
     x = rng.choice([-1 / 3, 0.0, 1 / 3], p=[0.2, 0.5, 0.3], size=(20000, 200))  # mean 1/30
     k = np.exp(betting.log_capital(x, 1 / 30, betting.UP)[:, -1])
     assert k.mean() < 1.1
+
+
+def test_planning_says_how_many_instances_a_verdict_needs() -> None:
+    from analysis import planning
+
+    seed = planning.plan(0.03, 0.05, 0.3867, 0.3487, repeats=3, cap=500)
+    assert seed.p_fail > 0.99 and seed.median_instances <= 40
+    zeros = planning.plan(0.03, 0.05, 0.0, 0.0, repeats=3, cap=2000)
+    assert zeros.p_pass == 1.0 and 99 <= zeros.median_instances <= 200
+    assert "this run has 4" in planning.needed_sentence(zeros, 4)

@@ -64,7 +64,7 @@ class DockerSandbox:
                 instance_image(task),
                 command="tail -f /dev/null",
                 detach=True,
-                network_disabled=True,
+                network_mode="none",  # `--network none`: only loopback
                 nano_cpus=int(cpus * 1e9),
                 mem_limit=f"{int(memory_gb * 1024)}m",
                 working_dir=WORKDIR,

@@ -71,7 +71,7 @@ def test_container_is_isolated_and_limited() -> None:
         pass
     kwargs = client.run_kwargs
     assert kwargs["image"] == "swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest"
-    assert kwargs["network_disabled"] is True
+    assert kwargs["network_mode"] == "none"
     assert kwargs["nano_cpus"] == 2_000_000_000
     assert kwargs["mem_limit"] == "4096m"
     assert client.container.removed

@@ -182,7 +182,7 @@ def _validation_errors(e: ValidationError, prov: Provenance, default: str) -> li
     out: dict[str, SpecError] = {}
     for err in e.errors():
         msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
+        if err["type"] not in ("missing", "extra_forbidden", "value_error") and "input" in err:  # ours say it
             shown = repr(err["input"])
             msg += f" (got {shown[:60]}{'...' if len(shown) > 60 else ''})"
         field = _loc(err["loc"]) or "(top level)"

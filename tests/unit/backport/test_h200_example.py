@@ -1,6 +1,6 @@
 """The H200 example run (results/examples/h200-*): the 2x2 outcome and its provenance tie back to this checkout.
 
-The run was made on an H200 by scripts/gpu/qualify-on-node.sh (see docs/gpu.md). These tests read it: the
+The run was made on an H200 by scripts/gpu/qualify-on-node.sh (see docs/scale/gpu.md). These tests read it: the
 released 0.26.0 with MTP 5 diverges on the padded-tail probes, the backport and both MTP-off cohorts are clean,
 and every stack ran the released wheel with the very patch files committed here.
 """

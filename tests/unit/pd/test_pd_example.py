@@ -1,5 +1,5 @@
 """The P/D example runs on one H200 (results/examples/pd-h200-*), made by scripts/gpu/qualify-on-node.sh with
-cohorts/pr55178-pd-h200.yaml (see docs/gpu.md): the 2x2 outcome, the one-token tail the transfer left on every
+cohorts/pr55178-pd-h200.yaml (see docs/scale/gpu.md): the 2x2 outcome, the one-token tail the transfer left on every
 decode worker, both workers of every cohort on the one GPU, and the prefix-caching variant's engine errors.
 """
 

@@ -48,13 +48,16 @@ class SlurmExecutor:
     ) -> str:
         """The units as a job array against the stack's URL (the tasks load them again from the cohort files).
 
-        The early stop is not wired into job arrays yet: every shard runs (docs/analysis.md)."""
+        With `early_stop`, the array is cancelled once the comparison is decided (eval.executors.slurm.rollouts)."""
         from eval.executors.slurm.rollouts import run_array
+        from eval.rollout.stopper import EarlyStop
 
-        array = run_array(self.loaded, run, cohort, stack.base_url)
+        stop = EarlyStop(run.path, cohort.name, every_s=30.0) if early_stop else None
+        array = run_array(self.loaded, run, cohort, stack.base_url, early_stop=stop)
+        stopped = f"; stopped early: {stop.record['reason']}" if stop is not None and stop.record else ""
         return (
             f"{cohort.name}: {array.done}/{array.units} units done, {array.unfinished} unfinished "
-            f"(Slurm jobs {', '.join(array.job_ids)})"
+            f"(Slurm jobs {', '.join(array.job_ids)}){stopped}"
         )
 
     def scripts(self, cohort: Cohort, model_path: str, instances: int | None) -> list[str]:

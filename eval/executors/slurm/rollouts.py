@@ -6,6 +6,11 @@ without a verdict (its task failed, was cancelled, preempted or timed out) is su
 the instances with unfinished units; the rollout runner skips the units already done, so a resubmission
 finishes only those. At most `executor.slurm.resubmits` resubmissions. Infra failures inside a unit are the
 runner's business (verdict status `infra_error`): they are done units here.
+
+With an `early_stop` (eval.rollout.stopper), the instances are sharded in the shared seeded order (array tasks
+start in index order, so complete instances accumulate from the front of it), the stopper is asked at every
+poll (at most every `every_s` seconds), and once the comparison is decided the array is cancelled (pending
+shards never start, running ones stop) and nothing is resubmitted.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from eval.executors.slurm.plan import default_shards
 from eval.executors.slurm.record import upsert_job
 from eval.executors.slurm.scripts import RolloutArray, rollout_script
 from eval.executors.slurm.shard import DEFAULT_RUNNER, SECRET_OVERRIDE, ShardPlan
+from eval.rollout.order import ordered
+from eval.rollout.stopper import EarlyStop
 from eval.spec.load import LoadedSpec, is_override
 from eval.spec.matrix import Cohort
 from eval.store.atomic import atomic_write_text
@@ -156,8 +163,10 @@ def run_array(
     *,
     runner: Runner | None = None,
     on_poll: OnPoll | None = None,
+    early_stop: EarlyStop | None = None,
 ) -> ArrayResult:
-    """Submit, watch and resubmit until every unit of the cohort is done or resubmissions run out."""
+    """Submit, watch and resubmit until every unit of the cohort is done, resubmissions run out, or the early
+    stop decides the cohort's comparison."""
     from eval.rollout.predictions import write_predictions
     from eval.rollout.run import check_workload
     from eval.tasks.load import load_tasks
@@ -165,11 +174,16 @@ def run_array(
     name = cohort if isinstance(cohort, str) else cohort.name
     workload = check_workload(loaded)
     ids = [t.instance_id for t in load_tasks(workload, loaded.spec.base_dir)]
+    if early_stop is not None:
+        ids = ordered(ids)
+        early_stop.check()  # decided before (a resumed run): nothing is submitted
+        on_poll = _stopping(early_stop, on_poll)
     options = loaded.spec.executor.slurm
     runner = runner or Runner()
     runner = Runner(runner.path, {"repeats": workload.repeats, **runner.extra})
     subs: list[Submission] = []
-    shards = split(unfinished(run, name, ids, workload.repeats), default_shards(loaded.spec, max(1, len(ids))))
+    todo = [] if early_stop is not None and early_stop.stopped else unfinished(run, name, ids, workload.repeats)
+    shards = split(todo, default_shards(loaded.spec, max(1, len(ids))))
     try:
         for number in range(options.resubmits + 1):
             shards = [s for s in shards if s]
@@ -178,6 +192,8 @@ def run_array(
             sub = submit_array(loaded, run, name, base_url, shards, number, runner)
             subs.append(sub)
             watch(run, name, sub, options.poll_interval_s, on_poll)
+            if early_stop is not None and early_stop.stopped:
+                break  # decided: the array was cancelled, nothing is resubmitted
             shards = [unfinished(run, name, s, workload.repeats) for s in sub.shards]
     except BaseException:
         # Interrupted here (Ctrl-C, an error): leave no array running against a stack that is going away.
@@ -189,3 +205,18 @@ def run_array(
     left_units = sum(1 for i in left for r in range(workload.repeats) if not run.unit_done(name, i, r))
     total = len(ids) * workload.repeats
     return ArrayResult(name, total, total - left_units, left_units, subs)
+
+
+def _stopping(early_stop: EarlyStop, on_poll: OnPoll | None) -> OnPoll:
+    """An `on_poll` that asks the stopper (at most every `every_s`) and cancels the array once it decides."""
+    last = [float("-inf")]
+
+    def poll(sub: Submission) -> None:
+        if on_poll is not None:
+            on_poll(sub)
+        if not early_stop.stopped and time.monotonic() - last[0] >= early_stop.every_s:
+            last[0] = time.monotonic()
+            if early_stop.check():
+                cluster.cancel([sub.job_id])  # pending shards never start; running ones stop
+
+    return poll

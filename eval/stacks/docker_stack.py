@@ -4,6 +4,8 @@ Same readiness, logs, provenance and stop semantics as the local stack (it reuse
 process is a container: GPUs through the SDK's device requests, the model directory mounted read-only at the
 same path, logs copied from the container into `<run>/<cohort>/logs/`. A P/D router runs as a local process.
 Verification runs the same probe inside the image: the patched files must hash to what the image recorded.
+An image made here around a cached environment (eval.images.env) names the host paths it needs in its
+`specqual.binds` label; they are mounted read-only at the same paths in every container of it.
 The stack's watchdog restarts a container that dies mid-run (a new container, same arguments and port), and
 each container has a reaper that stops and removes it if the driver dies without doing so (SIGKILL included).
 """
@@ -32,6 +34,17 @@ def _docker() -> Any:
 
 
 GONE = -1  # the exit code reported for a container that no longer exists
+BINDS_LABEL = "specqual.binds"  # set by eval.images.env: host paths to mount read-only (a JSON list)
+
+
+def image_binds(client: Any, image: str) -> list[str]:
+    """The host paths an image made here needs mounted read-only at the same paths (none for other images)."""
+    try:
+        labels = client.images.get(image).labels or {}
+    except Exception:  # not present (the engine pulls it when the container starts): nothing of ours to mount
+        return []
+    raw = labels.get(BINDS_LABEL)
+    return [str(p) for p in json.loads(raw)] if raw else []
 
 
 def docker_host() -> str:
@@ -135,11 +148,16 @@ class DockerStack(LocalStack):
         super().__init__(*args, **kwargs)
         self.model_dir = model_dir
 
+    def _binds(self) -> tuple[str, ...]:
+        return tuple(image_binds(_docker().from_env(), self.build.image or ""))
+
     def _verify(self) -> dict[str, Any]:
         assert self.build.image is not None
         client = _docker().from_env()
         files = json.dumps(sorted(self.build.patched_files))
-        out = client.containers.run(self.build.image, ["python3", "-c", _PROBE, files], entrypoint="", remove=True)
+        volumes = {m: {"bind": m, "mode": "ro"} for m in self._binds()}
+        argv = ["python3", "-c", _PROBE, files]
+        out = client.containers.run(self.build.image, argv, entrypoint="", remove=True, volumes=volumes)
         found: dict[str, Any] = json.loads(out)
         bad = [f for f, h in found["hashes"].items() if h != self.build.patched_files[f]]
         if bad:
@@ -162,5 +180,5 @@ class DockerStack(LocalStack):
             proc.port,
             image=self.build.image or "",
             gpu_ids=gpus,
-            mounts=(model,) if model else (),
+            mounts=((model,) if model else ()) + self._binds(),
         )

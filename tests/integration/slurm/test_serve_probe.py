@@ -116,3 +116,12 @@ def test_probe_runs_each_stack_as_a_slurm_job(cohort_file: Path, tmp_path: Path,
         assert len(jobs) == 1 and jobs[0]["state"] == "CANCELLED", (cohort, jobs)
         assert read_json(cdir / "stack.json")["slurm"]["job_id"] == jobs[0]["job_id"]
         assert list((cdir / "probes").glob("*.json")), f"{cohort}: no probe records"
+
+
+def test_run_runs_each_stack_as_a_slurm_job(cohort_file: Path, tmp_path: Path, slurm_cluster: None) -> None:
+    proc = specqual("run", str(cohort_file), "--results", str(tmp_path), "--run-id", "r")
+    out = proc.communicate(timeout=300)[0]
+    assert (tmp_path / "r" / "report.md").is_file(), out  # the stub server answers no probe: the report says so
+    for cohort in ("stock-off", "stock-ngram"):
+        jobs = jobs_of(tmp_path / "r" / cohort, "stack")
+        assert len(jobs) == 1 and jobs[0]["state"] == "CANCELLED", (cohort, jobs)

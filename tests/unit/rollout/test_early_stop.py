@@ -28,7 +28,7 @@ from eval.rollout.stopper import EarlyStop, write_order
 from eval.spec.load import LoadedSpec, load_spec
 from eval.store.atomic import atomic_write_json
 from eval.store.run import RunDir, open_run
-from tests.unit.agent.scripted_model import ScriptedModelServer, scripted, submit
+from tests.doubles.scripted_model import ScriptedModelServer, scripted, submit
 
 INSTANCES, REPEATS, MARGIN, ALPHA = 500, 3, 0.03, 0.05
 POLICY = {"non_inferiority_margin": MARGIN, "alpha": ALPHA, "corruption_ceiling": 0.02, "max_infra_rate": 0.05,

@@ -42,6 +42,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bundle", type=Path, help="bundle directory: its manifest is kept as <run>/bundle.json")
     p.add_argument("--nixl", type=Path, help="slim NIXL directory (scripts/gpu/slim_nixl.py): kept as <run>/nixl.json")
     p.add_argument("--no-warm", action="store_true", help="skip the warm restart")
+    p.add_argument("--repeats", type=int, default=1, help="probe the same stacks N times (runs RUN_ID, RUN_ID-r2..)")
     p.add_argument("--budget-s", type=float, default=480, help="no warm restart once this many seconds have passed")
     p.add_argument("--dry-run", action="store_true", help="builds, model and cohort records only; start nothing")
     p.add_argument("-c", "--config", action="append", default=[], help="more key.path=value overrides")
@@ -203,6 +204,22 @@ def prepare(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir) -> tuple[
     return model, builds, timings
 
 
+def repeat_probes(
+    args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any], model: Path
+) -> None:
+    """Probe the running stacks again, each time into its own run (false-alarm counts over repeated runs)."""
+    from eval.canary.results import compare_and_summarize
+    from eval.pipeline import write_cohorts
+
+    for r in range(2, args.repeats + 1):
+        again = open_run(loaded, args.results, f"{run.path.name}-r{r}")
+        write_cohorts(loaded, again, str(model))
+        walls = probe_all(loaded, again, stacks, model)
+        for n, s in compare_and_summarize(loaded, again, walls).items():
+            log(f"repeat {r}: {n}: {s.verdict}: {s.reason}")
+        again.mark(ended_at=now())
+
+
 def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: float) -> dict[str, Any]:
     from eval.canary.results import compare_and_summarize
     from eval.canary.run import canary_config, total
@@ -219,6 +236,7 @@ def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: 
         pd_before(loaded, run, stacks)
         walls, probe_s = timed(probe_all, loaded, run, stacks, model)
         pd_after(run, stacks)
+        repeat_probes(args, loaded, run, stacks, model)
     finally:
         stop_all(stacks)
     summaries = compare_and_summarize(loaded, run, walls)

@@ -55,3 +55,15 @@ def test_completion_logprobs_are_keyed_by_token_id() -> None:
     content = [{"token": "token_id:5", "logprob": -0.2, "top_logprobs": [{"token": "token_id:5", "logprob": -0.2}]}]
     _take_chat_logprobs(chat, {"content": content})
     assert chat.token_logprobs == [-0.2] and chat.top_logprobs == [{"5": -0.2}]
+
+
+def test_self_drafting_names_the_served_model_as_its_draft() -> None:
+    import json
+
+    from eval.stacks.commands import cohort_commands
+
+    loaded = load_spec([str(ZOO[0])])
+    cohort = next(c for c in loaded.cohorts if c.name == "stock-self4")
+    argv = cohort_commands(loaded.spec, cohort, "/models/tiny-llama-x")[0].argv
+    spec = json.loads(argv[argv.index("--speculative-config") + 1])
+    assert spec == {"method": "draft_model", "model": "/models/tiny-llama-x", "num_speculative_tokens": 4}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,6 +26,17 @@ from eval.classify.messages import Exchange, classify_exchange, parse_exchange
 from eval.classify.trajectory import classify_trajectory
 
 NOT_A_FLAG = frozenset({"truncated"})
+CORPUS_NAME = "corpus.jsonl.gz"
+
+
+def find_corpus(repo: Path) -> Path | None:
+    """Where the real-world corpus is: $SPECQUAL_CORPUS, tests/data/corpus/ of the checkout, or the shared/
+    folder beside the checkout (CI's copy). The corpus is third-party text kept outside git history; the
+    repository carries its MANIFEST.jsonl (ids, sources, labels, digests)."""
+    env = os.environ.get("SPECQUAL_CORPUS")
+    candidates = [Path(env)] if env else []
+    candidates += [repo / "tests" / "data" / "corpus" / CORPUS_NAME, repo.parent / "shared" / "corpus" / CORPUS_NAME]
+    return next((p for p in candidates if p.is_file()), None)
 
 
 def load_corpus(path: Path) -> list[dict[str, Any]]:

@@ -136,7 +136,7 @@ def markers(fmt: str) -> tuple[Marker, ...]:
 
 # A call to an offered tool as bare JSON (either key order of Llama 3's template) or as a pythonic list.
 _BARE_JSON = r"\{\s*\"name\"\s*:\s*\"(?:%s)\"\s*,\s*\"(?:arguments|parameters)\"\s*:"
-_PYTHONIC = r"(?:^|\n)\s*\[\s*(?:%s)\((?:\)|[A-Za-z_]\w*\s*=)"
+_PYTHONIC = r"\[\s*(?:%s)\((?:\)|[A-Za-z_]\w*\s*=)"  # at the start of a line: checked by the caller
 _CALL_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
 
 
@@ -147,7 +147,7 @@ def call_text_pattern(tool_names: tuple[str, ...]) -> re.Pattern[str] | None:
     pattern = _CALL_CACHE.get(tool_names)
     if pattern is None:
         names = "|".join(re.escape(n) for n in tool_names)
-        pattern = re.compile(f"{_BARE_JSON % names}|{_PYTHONIC % names}")
+        pattern = re.compile(f"{_BARE_JSON % names}|{_PYTHONIC % names}")  # one scan for both shapes
         _CALL_CACHE[tool_names] = pattern
     return pattern
 

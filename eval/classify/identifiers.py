@@ -26,7 +26,7 @@ from itertools import islice
 
 from eval.classify.context import Context, History
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
-from eval.classify.names import NameIndex, is_name
+from eval.classify.names import NameIndex, id_slip, is_id, is_name
 
 MIN_LEN = 6
 MIN_PATH_LEN = 12
@@ -87,8 +87,15 @@ class IdentifierIndex:
         n, half = len(written), len(written) // 2
         for key in ((n, 0, written[:half]), (n, 1, written[half:])):
             for original in self.halves.get(key, ()):
-                if _corruption(original, written):
+                if _corruption(original, written) or id_slip(original, written):
                     return original
+        if is_id(written):  # a character dropped or doubled in a UUID or hash: the other lengths
+            for length in (n + 1, n - 1):
+                h, tail = length // 2, length - length // 2
+                for key in ((length, 0, written[:h]), (length, 1, written[n - tail :])):
+                    for original in self.halves.get(key, ()):
+                        if id_slip(original, written):
+                            return original
         # A letter that became a digit (`django` -> `djang0`): the original may have no digit to index by.
         # Checked for a single digit only: the written token must otherwise be all letters and separators.
         digits = written.translate(None, _NOT_DIGITS)

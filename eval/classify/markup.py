@@ -29,13 +29,20 @@ def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
             continue
         if fast.search(text) is not None:
             spans.extend(_marker_spans(name, text, ctx))
-        if calls is not None and ('"name"' in text or "(" in text):
+        if calls is not None and ('"name"' in text or "[" in text):
             spans.extend(
                 span_at(name, text, m.start(), m.end(), "tool call as bare JSON or a pythonic list")
                 for m in islice(calls.finditer(text), MAX_SPANS)
-                if not _copied(text, m.start(), m.end(), ctx) and not _in_inline_code(text, m.start())
+                if _call_counts(text, m.start(), m.end(), ctx)
             )
     return spans
+
+
+def _call_counts(text: str, start: int, end: int, ctx: Context) -> bool:
+    """Not copied, not in inline code; a pythonic list `[fn(...)]` only at the start of a line."""
+    if _copied(text, start, end, ctx) or _in_inline_code(text, start):
+        return False
+    return text[start] != "[" or not text[text.rfind("\n", 0, start) + 1 : start].strip()
 
 
 def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
@@ -45,7 +52,7 @@ def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
             start, end = m.start(), m.end()
             if _copied(text, start, end, ctx) or _in_inline_code(text, start):
                 continue
-            if marker.strong and mentioned(text, start, end):
+            if marker.strong and (mentioned(text, start, end) or _quoted(text, start, end)):
                 continue
             if not marker.strong and not _weak_marker_counts(text, start, end, m.group()):
                 continue
@@ -84,6 +91,12 @@ def _weak_marker_counts(text: str, start: int, end: int, tag: str) -> bool:
     if text[line_start:start].strip() and text[start - 1] != ">":
         return False
     return not _in_code_or_quotes(text, start, end) and not _closes_plain_xml(text, tag)
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    """A string literal holding exactly the marker (`'<|eot_id|>'` in code that handles tokens)."""
+    before = text[start - 1 : start]
+    return bool(before) and before in _QUOTES and text[end : end + 1] == before
 
 
 def _in_inline_code(text: str, start: int) -> bool:

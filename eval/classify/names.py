@@ -10,6 +10,9 @@ Decidable only for names that are clearly identifiers and edits that are clearly
   - the written form appears nowhere in the conversation, the original does (checked by the caller).
 Only the prompt's names are indexed (the request's messages, a trajectory's task): tool results are indexed
 by `eval.classify.identifiers`, whose digit and path rules are cheap enough for their size.
+
+IDs are stricter still: a UUID or a hash (16+ hex digits and dashes, 4+ digits) is never derived by hand, so
+any single edit of one (`...-cc9eb8773a92` -> `...-cceb8773a92`) is a slip (`id_slip`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,26 @@ MIN_NAME = 8
 MIN_SEGMENT = 5
 _SEGMENT = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _HUMP = re.compile(rb"[a-z][A-Z]")
+
+
+_ID = re.compile(rb"[0-9a-fA-F][0-9a-fA-F-]{14,}[0-9a-fA-F]")
+
+
+def is_id(tok: bytes) -> bool:
+    """A UUID or a hex hash: 16+ hex digits and dashes, at least four of them decimal digits, and letters."""
+    if _ID.fullmatch(tok) is None:
+        return False
+    digits = sum(48 <= c <= 57 for c in tok)
+    return digits >= 4 and digits < len(tok) - tok.count(b"-")
+
+
+def id_slip(original: bytes, written: bytes) -> bool:
+    """One edit between two IDs of the same shape (dashes where they were)."""
+    if not (is_id(original) and is_id(written)) or original.lower() == written.lower():
+        return False
+    if original.count(b"-") != written.count(b"-"):
+        return False
+    return _edit_position(original, written) is not None
 
 
 def is_name(tok: bytes) -> bool:

@@ -38,9 +38,28 @@ class Thresholds:
     min_reps_at_length: int = 6  # a loop that runs into max_tokens (finish_reason "length")
     min_span_at_length: int = 160
     min_span_one_char: int = 512  # "=====" rules, "....." progress dots and "    " indentation are legitimate
+    block_reps: int = 0  # free text only (FREE_TEXT): a block repeated this often over block_span characters
+    block_span: int = 0
 
 
 THRESHOLDS = Thresholds()
+# Content and reasoning: a paragraph or a block repeated 8 times over 512+ characters is a loop too (a model
+# does not write the same paragraph eight times); the unit must hold words (`0 0 0 0` matrices are data).
+FREE_TEXT = Thresholds(block_reps=8, block_span=512)
+BLOCK_MIN_LETTERS = 8
+
+
+def _block_loop_ok(text: str, r: Region, truncated: bool, t: Thresholds = THRESHOLDS) -> bool:
+    """A region found with the free-text thresholds: the strict ones hold, or the unit holds words."""
+    if r.reps >= t.min_reps and r.end - r.start >= t.min_span:
+        return True
+    unit = text[r.start : r.start + r.period]
+    if len(set(unit)) == 1:
+        return True  # the one-character rule already applied its own (higher) span
+    at_end = r.end >= len(text) - ANCHOR
+    if truncated and at_end and r.reps >= t.min_reps_at_length and r.end - r.start >= t.min_span_at_length:
+        return True  # the max_tokens rule (only reachable when truncated)
+    return sum(c.isalpha() for c in unit) >= BLOCK_MIN_LETTERS
 
 
 @dataclass(frozen=True)
@@ -58,8 +77,11 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
     spans = []
     truncated = turn.finish_reason == "length"
     for name, text in turn.fields:
-        region = worst_region(text, truncated) if len(text) >= MIN_FIELD else None
-        if region is None and name in _FREE_TEXT and len(text) >= SHORT_MIN_FIELD:
+        free = name in _FREE_TEXT
+        region = worst_region(text, truncated, FREE_TEXT if free else THRESHOLDS) if len(text) >= MIN_FIELD else None
+        if region is not None and free and not _block_loop_ok(text, region, truncated):
+            region = None
+        if region is None and free and len(text) >= SHORT_MIN_FIELD:
             region = short_region(text)
             if region is not None and ctx.history.contains(text[region.start : region.end][:200]):
                 region = None  # the model quotes a loop it was shown (a log, a bug report)
@@ -78,6 +100,7 @@ SHORT_MIN_FIELD = 20
 SHORT_ANCHOR = 8
 SHORT_SPACING = 16  # a 10 x 3-character loop (30 chars) leaves 30 - 8 - 3 = 19 positions for an anchor
 SHORT_MAX_PERIOD = 64
+SHORT_TAIL = 1024
 
 
 @dataclass(frozen=True)
@@ -93,34 +116,46 @@ SHORT = ShortThresholds()
 
 
 def short_region(text: str, t: ShortThresholds = SHORT) -> Region | None:
-    """The first short-period loop of `text` (period <= 64) that crosses the short thresholds, or None."""
+    """The first short-period loop of `text` (period <= 64) that crosses the short thresholds, or None.
+
+    A fragment is read whole; of a longer text only the last SHORT_TAIL characters (a loop runs to the end,
+    and long loops elsewhere are `worst_region`'s).
+    """
+    offset = max(0, len(text) - SHORT_TAIL)
+    if offset:
+        text = text[offset:]
     n = len(text)
-    if n > 2 * WINDOW:
-        text, n = text[-WINDOW:], WINDOW  # free text loops run to the end
+    rfind = text.rfind
     skip_to = 0
     for a in (*range(SHORT_ANCHOR + SHORT_SPACING, n, SHORT_SPACING), n):
-        if a < skip_to or a < SHORT_ANCHOR:
+        if a < skip_to:
             continue
+        lo = a - SHORT_ANCHOR - SHORT_MAX_PERIOD
         seg = text[a - SHORT_ANCHOR : a]
-        j = text.rfind(seg, max(0, a - SHORT_ANCHOR - SHORT_MAX_PERIOD), a - 1)
-        if j >= 0 and not seg.isspace():
-            region = _region_at(text, a, a - SHORT_ANCHOR - j)
+        j = rfind(seg, lo if lo > 0 else 0, a - 1)
+        if j < 0:
+            continue
+        p = a - SHORT_ANCHOR - j
+        # Cheap filter first: a loop repeats the anchor one more period back too (one slice compare in C).
+        if j >= p and text[j - p : j - p + SHORT_ANCHOR] == seg and not seg.isspace():
+            region = _region_at(text, a, p)
             if _short_degenerate(text, region, t):
-                return region
+                return Region(region.start + offset, region.end + offset, region.period)
             skip_to = region.end  # one look at each periodic region
     return None
 
 
 def _short_degenerate(s: str, r: Region, t: ShortThresholds) -> bool:
+    if r.reps < t.reps_long_unit and r.period > 1:
+        return False  # the common case: an anchor that recurs once or twice
     unit = s[r.start : r.start + r.period]
-    letters = sum(c.isalpha() for c in unit)
     if r.period == 1:
-        return letters == 1 and r.end - r.start >= t.one_letter_run
-    if letters < t.min_letters:
-        return False
+        return unit.isalpha() and r.end - r.start >= t.one_letter_run
     # Short units, and whole lines or table cells (duplicate rows are common), need the higher count.
     short = r.period <= t.max_short_unit or "\n" in unit or "|" in unit
-    return r.reps >= (t.reps_short_unit if short else t.reps_long_unit)
+    if r.reps < (t.reps_short_unit if short else t.reps_long_unit):
+        return False
+    return sum(c.isalpha() for c in unit) >= t.min_letters
 
 
 def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Region | None:
@@ -178,6 +213,8 @@ def _degenerate(s: str, r: Region, truncated: bool, t: Thresholds) -> bool:
     if len(set(s[r.start : r.start + r.period])) == 1 and span < t.min_span_one_char:
         return False
     if r.reps >= t.min_reps and span >= t.min_span:
+        return True
+    if t.block_reps and r.reps >= t.block_reps and span >= t.block_span:
         return True
     at_end = r.end >= len(s) - ANCHOR
     return truncated and at_end and r.reps >= t.min_reps_at_length and span >= t.min_span_at_length

@@ -1,5 +1,5 @@
 """`leaked_special_token`: a chat-template or vocabulary special token written as text (`<|im_end|>`,
-`<|eot_id|>`, `<｜end▁of▁sentence｜>`, `<end_of_turn>`, `<pad>`, `<unk>`, a trailing `</s>`).
+`<|eot_id|>`, `<｜end▁of▁sentence｜>`, `<end_of_turn>`, `<pad>`, `<unk>`, a trailing `</s>`, a run of `<s>`).
 
 A healthy server never renders these in a reply: they end generation or are skipped when detokenizing. Tool-call
 tokens of a known family (`<|python_tag|>`, `<|channel|>`, DeepSeek's tool-call tokens) are `leaked_tool_xml`'s
@@ -18,19 +18,19 @@ from eval.classify.markup import _copied, _in_code_or_quotes, _in_inline_code, m
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
 _TOKEN = re.compile(
-    r"<\|[a-z][a-z0-9_]{1,30}\|>"  # <|im_end|>, <|endoftext|>, <|eot_id|>, <|end|>, <|user|>
+    r"<\|[A-Za-z][A-Za-z0-9_]{1,30}\|>"  # <|im_end|>, <|endoftext|>, <|eot_id|>, <|EOT|>, <|end|>, <|user|>
     r"|<｜[^｜<>\n]{1,40}｜>"  # <｜end▁of▁sentence｜>, <｜Assistant｜>
     r"|<(?:start|end)_of_turn>|(?:<(?:pad|unk|eos|bos|mask)>)+|\[(?:PAD|UNK)\](?:\[(?:PAD|UNK)\])*"
-    r"|</s>\s*\Z|(?:</s>){2,}"
+    r"|</s>\s*\Z|(?:</s>){2,}|(?:<s>){2,}"
 )
-_FAST = ("<|", "<｜", "_of_turn>", "<pad>", "<unk>", "<eos>", "<bos>", "<mask>", "[PAD]", "[UNK]", "</s>")
+_FAST = re.compile(r"<\||<｜|_of_turn>|<(?:pad|unk|eos|bos|mask)>|\[(?:PAD|UNK)\]|</s>|<s><s>")
 _TOOL_TOKENS = any_marker("auto")
 
 
 def detect_leaked_special_token(turn: Turn, ctx: Context) -> list[Span]:
     spans: list[Span] = []
     for name, text in turn.text_fields():
-        if not text or not any(f in text for f in _FAST):
+        if not text or ("<" not in text and "[" not in text) or _FAST.search(text) is None:
             continue
         for m in islice(_TOKEN.finditer(text), MAX_SPANS * 4):
             start, end = m.start(), m.end()

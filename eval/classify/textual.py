@@ -70,12 +70,36 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
             continue
         if SUSPECT.search(text) is not None:
             spans.extend(s for s in bytelevel_spans(name, text) if not ctx.history.contains(s.text))
+        if "\u2581" in text:
+            spans.extend(_metaspace_spans(name, text, ctx))
         spans.extend(
             span_at(name, text, m.start(), m.end(), "lone UTF-16 surrogate")
             for m in islice(_SURROGATE.finditer(text), MAX_SPANS)
         )
     if ctx.tokenizer is not None and turn.token_ids:
         return _decide_with_tokenizer(spans, turn.token_ids, ctx.tokenizer)
+    return spans
+
+
+# SentencePiece's word marker `▁` (U+2581) rendered instead of a space (` ▁▁ three spaces`). The same character
+# is a block element in sparklines (`▁▂▃▅▇`) and a separator inside DeepSeek tokens (`<｜tool▁sep｜>`, which
+# `leaked_tool_xml` reports): a run next to another block element or inside `<｜...｜>` is not counted.
+_METASPACE = re.compile("\u2581+")
+_BLOCKS = frozenset("\u2582\u2583\u2584\u2585\u2586\u2587\u2588")
+
+
+def _metaspace_spans(name: str, text: str, ctx: Context) -> list[Span]:
+    spans = []
+    for m in islice(_METASPACE.finditer(text), MAX_SPANS * 4):
+        start, end = m.start(), m.end()
+        if text[start - 1 : start] in _BLOCKS or text[end : end + 1] in _BLOCKS:
+            continue
+        opened = text.rfind("<\uff5c", 0, start)
+        if opened >= 0 and text.find("\uff5c>", opened) >= end and "\n" not in text[opened:start]:
+            continue  # inside a full-width special token
+        if ctx.history.contains(m.group()) or _discussed(text, start, end):
+            continue
+        spans.append(span_at(name, text, start, end, "SentencePiece word marker (U+2581) as text"))
     return spans
 
 

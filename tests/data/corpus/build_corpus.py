@@ -9,6 +9,10 @@
     python tests/data/corpus/build_corpus.py ISSUE_ROWS.jsonl MIRROR_GIT_DIR OUT.jsonl.gz
 
 Each trajectory row keeps its provenance (repo, commit, path) and the OpenAI request context (tools, prompt).
+Next to OUT it writes MANIFEST.jsonl: per row its id, source, split, kind, expected labels, reason, number of
+turns and the SHA-256 of the row as written, and no copied text. The manifest is what the repository
+carries (tests/data/corpus/MANIFEST.jsonl); the corpus itself is third-party text and is kept outside the
+repository's history (docs/classifier.md says where the tests look for it).
 """
 
 from __future__ import annotations
@@ -89,14 +93,25 @@ def trajectory_rows(mirror: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def row_digest(row: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(row, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+def manifest_entry(row: dict[str, Any]) -> dict[str, Any]:
+    keys = ("id", "source", "split", "kind", "labels", "reason")
+    return {**{k: row.get(k) for k in keys}, "turns": len(row.get("turns", [])) or 1, "sha256": row_digest(row)}
+
+
 def main(issue_rows: Path, mirror: Path, out: Path) -> None:
     rows = [json.loads(line) for line in issue_rows.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows += trajectory_rows(mirror)
     with gzip.open(out, "wt", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    manifest = out.parent / "MANIFEST.jsonl"
+    manifest.write_text("".join(json.dumps(manifest_entry(r), ensure_ascii=False) + "\n" for r in rows))
     turns = sum(len(r.get("turns", [])) or 1 for r in rows)
-    print(f"{len(rows)} rows, {turns} assistant turns -> {out}")
+    print(f"{len(rows)} rows, {turns} assistant turns -> {out} (+ {manifest.name})")
 
 
 if __name__ == "__main__":

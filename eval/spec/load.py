@@ -16,9 +16,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from eval.spec.checks import file_errors, registry_errors
 from eval.spec.errors import SpecError, raise_all
 from eval.spec.matrix import Cohort, expand
-from eval.spec.models import DEFAULT_MODEL, CohortFile
+from eval.spec.models import CohortFile
 
 # Paths (dotted, `*` = any key) that do not change what a model outputs: changing them may resume a run.
 NON_OUTPUT_PATHS = (
@@ -190,22 +191,6 @@ def _validation_errors(e: ValidationError, prov: Provenance, default: str) -> li
     return list(out.values())
 
 
-def _file_errors(spec: CohortFile, source: str) -> list[SpecError]:
-    checks: list[tuple[str, str | None]] = []
-    for bname, build in spec.builds.items():
-        checks += [(f"builds.{bname}.patches[{i}].file", p.file) for i, p in enumerate(build.patches)]
-        checks.append((f"builds.{bname}.wheel", build.wheel))
-    checks.append(("model.chat_template", spec.model.chat_template))
-    checks += [(f"models.{name}.chat_template", m.chat_template) for name, m in spec.models.items()]
-    if spec.workloads.swebench is not None:
-        checks.append(("workloads.swebench.exclude", spec.workloads.swebench.exclude))
-    return [
-        SpecError(field, f"file not found: {spec.resolve(value)}", source)
-        for field, value in checks
-        if value is not None and not spec.resolve(value).is_file()
-    ]
-
-
 def load_spec(sources: list[str]) -> LoadedSpec:
     """Merge files and overrides in order; validate everything; expand the matrix."""
     files = [s for s in sources if not is_override(s)]
@@ -227,7 +212,7 @@ def load_spec(sources: list[str]) -> LoadedSpec:
         invalid = _validation_errors(e, prov, first)
     raise_all(invalid)  # outside the except: the CLI shows these, not pydantic's traceback
     spec._base_dir = Path(first).resolve().parent
-    errors = _file_errors(spec, first) + _registry_errors(spec, first)
+    errors = file_errors(spec, first) + registry_errors(spec, first)
     cohorts: list[Cohort] = []
     try:
         cohorts = expand(spec)
@@ -235,27 +220,6 @@ def load_spec(sources: list[str]) -> LoadedSpec:
         errors.append(e.with_source(_source_for(tuple(e.field.split(".")), prov, first)))
     raise_all(errors)
     return LoadedSpec(spec=spec, cohorts=cohorts, sources=list(sources), merged=merged)
-
-
-def _registry_errors(spec: CohortFile, source: str) -> list[SpecError]:
-    from eval.registry import AGENTS, EXECUTORS, MODEL_GENERATORS, unknown
-
-    names = [(EXECUTORS, spec.executor.kind, "executor.kind")]
-    for name, m in spec.all_models().items():
-        if m.generate is not None:
-            where = "model" if name == DEFAULT_MODEL else f"models.{name}"
-            names.append((MODEL_GENERATORS, m.generate.kind, f"{where}.generate.kind"))
-    if spec.workloads.swebench is not None:
-        names.append((AGENTS, spec.workloads.swebench.agent.kind, "workloads.swebench.agent.kind"))
-    return [SpecError(field, why, source) for reg, name, field in names if (why := unknown(reg, name)) is not None]
-
-
-def check_known(registry: dict[str, str], name: str, field: str, source: str | None = None) -> None:
-    """Raise a SpecError naming the field and the known names when `name` is not registered."""
-    from eval.registry import unknown
-
-    if (why := unknown(registry, name)) is not None:
-        raise SpecError(field, why, source)
 
 
 def _drop(tree: Any, path: list[str]) -> None:

@@ -68,13 +68,15 @@ def test_three_errors_are_listed_all_three(write_spec) -> None:
 
 
 def test_problems_found_after_the_schema_are_listed_together(write_spec) -> None:
-    def two(d: dict[str, Any]) -> None:
+    def three(d: dict[str, Any]) -> None:
         d["builds"]["unpatched"]["patches"] = [{"file": "absent.patch"}]
         d["executor"] = {"kind": "kubernetes"}
+        d["workloads"]["swebench"]["path"] = "verified.parquet"
 
-    path = write_spec(two)
+    path = write_spec(three)
     code, lines = validate(path)
-    assert code == 2 and lines[0] == "error: 2 problems:", lines
+    assert code == 2 and lines[0] == "error: 3 problems:", lines
+    assert any("workloads.swebench.path: no such file or directory: " in ln for ln in lines)
     assert any("builds.unpatched.patches[0].file: file not found" in ln for ln in lines)
     assert any("executor.kind: unknown name 'kubernetes' (known: local, slurm)" in ln for ln in lines)
 

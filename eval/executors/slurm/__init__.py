@@ -53,12 +53,22 @@ class SlurmExecutor:
         from eval.rollout.stopper import EarlyStop
 
         stop = EarlyStop(run.path, cohort.name, every_s=30.0) if early_stop else None
-        array = run_array(self.loaded, run, cohort, stack.base_url, early_stop=stop)
+        poll = self._progress(run, cohort, tasks, progress)
+        array = run_array(self.loaded, run, cohort, stack.base_url, on_poll=poll, early_stop=stop)
         stopped = f"; stopped early: {stop.record['reason']}" if stop is not None and stop.record else ""
         return (
             f"{cohort.name}: {array.done}/{array.units} units done, {array.unfinished} unfinished "
             f"(Slurm jobs {', '.join(array.job_ids)}){stopped}"
         )
+
+    def _progress(self, run: RunDir, cohort: Cohort, tasks: list[Task], progress: Any) -> Any:
+        """The array's units into the rollout progress view (or log lines), counted at each poll."""
+        from eval.executors.slurm.progress import ArrayProgress
+
+        workload = self.loaded.spec.workloads.swebench
+        if progress is None or workload is None:
+            return None
+        return ArrayProgress(run, cohort.name, [t.instance_id for t in tasks], workload.repeats, progress)
 
     def scripts(self, cohort: Cohort, model_path: str, instances: int | None) -> list[str]:
         from eval.executors.slurm.plan import plan_scripts

@@ -111,12 +111,23 @@ _FAMILIES: dict[str, tuple[Marker, ...]] = {
 _ALSO = {"qwen3_coder": ("hermes",), "hermes": ("qwen3_coder",), "glm": ("hermes",), "granite": ("hermes",)}
 
 
+# `<tool_call>` is the tag of most families (Hermes, Qwen, GLM, Granite's fallback): at the start of a line and
+# outside code it is a leak whatever the served format, as is a call tag cut off at the end of a reply.
+_UNIVERSAL_WEAK = frozenset({"tool_call_tag", "partial_call_tag"})
+
+
 def _family_markers(fmt: str) -> tuple[Marker, ...]:
+    """Whatever the served format, every family's strong markers count (a corrupted stack writes tokens of no
+    format it serves, and a healthy one writes them only when quoting, which the quoting rules excuse); weak
+    markers (`<tool_call>`, lone closing tags, `[ARGS]`) only for the served family and its relatives."""
+    everything = {m.name: m for markers in _FAMILIES.values() for m in markers}
     if fmt == "auto":
-        seen = {m.name: m for markers in _FAMILIES.values() for m in markers}
-        return tuple(seen.values())
+        return tuple(everything.values())
     names = (fmt, *_ALSO.get(fmt, ()))
-    return tuple({m.name: m for n in names for m in _FAMILIES[n]}.values())
+    served = {m.name: m for n in names for m in _FAMILIES[n]}
+    strong = {name: m for name, m in everything.items() if m.strong or name in _UNIVERSAL_WEAK}
+    return tuple({**served, **strong}.values())
+
 
 
 MARKERS: dict[str, tuple[Marker, ...]] = {fmt: _family_markers(fmt) for fmt in FORMATS}

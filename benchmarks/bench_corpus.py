@@ -42,7 +42,7 @@ def main() -> int:
     args = parser.parse_args()
     path = args.corpus or find_corpus(REPO)
     if path is None or not path.is_file():
-        print("error: no corpus (set SPECQUAL_CORPUS or pass --corpus; see tests/data/corpus/README.md)", file=sys.stderr)
+        print("error: no corpus (set SPECQUAL_CORPUS or pass --corpus; tests/data/corpus/README.md)", file=sys.stderr)
         return 2
     print(json.dumps(report(load_corpus(path), args.misses), indent=2, ensure_ascii=False))
     return 0

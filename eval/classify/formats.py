@@ -129,7 +129,6 @@ def _family_markers(fmt: str) -> tuple[Marker, ...]:
     return tuple({**served, **strong}.values())
 
 
-
 MARKERS: dict[str, tuple[Marker, ...]] = {fmt: _family_markers(fmt) for fmt in FORMATS}
 # One search per field decides whether any marker can be present (the fast path for clean text).
 _ANY_TEXT = {

@@ -1,7 +1,7 @@
-"""A stand-in for the rollout runner inside array tasks (the real one runs in tests/integration/slurm/test_vllm_slurm.py): it writes
-each unit of its shard slowly, verdict last, skips units already done, and logs every unit it starts to
-`<run>/<cohort>/standin-starts.log` so tests can tell which units ran again after a resubmission.
-"""
+"""A stand-in for the rollout runner inside array tasks (the real one runs in
+tests/integration/slurm/test_vllm_slurm.py): it writes each unit of its shard slowly, verdict last, skips units
+already done, and logs every unit it starts to `<run>/<cohort>/standin-starts.log` so tests can tell which units
+ran again after a resubmission."""
 
 from __future__ import annotations
 

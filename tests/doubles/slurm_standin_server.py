@@ -1,6 +1,7 @@
-"""A stand-in for a vLLM server in Slurm tests (vLLM itself is tested in tests/integration/slurm/test_vllm_slurm.py): it answers
-/health, /v1/models and /metrics on the given host and port, or exits at once with `--fail`. /v1/models also
-says which secrets arrived (sha256 of `--api-key` and of $HF_TOKEN), without showing them.
+"""A stand-in for a vLLM server in Slurm tests (vLLM itself is tested in
+tests/integration/slurm/test_vllm_slurm.py): it answers /health, /v1/models and /metrics on the given host and
+port, or exits at once with `--fail`. /v1/models also says which secrets arrived (sha256 of `--api-key` and of
+$HF_TOKEN), without showing them.
 
     python -m tests.doubles.slurm_standin_server --host 127.0.0.1 --port 8000 --name prefill.0
 """

@@ -8,8 +8,8 @@ import signal
 import subprocess
 import time
 
-from tests.fixtures.driver_kill import rollout_argv, unit_state
 from tests.doubles.scripted_model import ScriptedModelServer, solver
+from tests.fixtures.driver_kill import rollout_argv, unit_state
 
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(cohort_file, tasks, tmp_path):

@@ -14,7 +14,6 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import httpx
@@ -22,6 +21,7 @@ import httpx
 from eval.secrets import redact_argv, redact_env
 from eval.stacks.builds import BuildEnv
 from eval.stacks.commands import ProcessCommand, render
+from eval.stacks.lifecycle import StartStop
 from eval.stacks.process import ManagedProcess, now_iso
 from eval.stacks.provenance import SCHEMA_VERSION, gpu_inventory, host_name, safe_env, stack_json_path
 from eval.stacks.resources import GpuPool, free_ports
@@ -47,7 +47,7 @@ def _answers(url: str, path: str, client: httpx.Client) -> bool:
     return r.status_code == 200
 
 
-class LocalStack:
+class LocalStack(StartStop):
     """See the module docstring. Construct through `eval.stacks.launch`; use as a context manager."""
 
     def __init__(
@@ -247,20 +247,6 @@ class LocalStack:
         self._release_gpus()
         if self._stack_json is not None:
             self._write_provenance()
-
-    def __enter__(self) -> LocalStack:
-        try:
-            self.start()
-            self.wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # ------------------------------------------------------------ provenance
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import httpx
@@ -21,6 +20,7 @@ from eval.executors.slurm.record import upsert_job
 from eval.executors.slurm.scripts import StackJob, secret_env, stack_script
 from eval.secrets import redact_env
 from eval.stacks.builds import BuildEnv
+from eval.stacks.lifecycle import StartStop
 from eval.stacks.local import StackError
 from eval.stacks.process import now_iso
 from eval.stacks.provenance import SCHEMA_VERSION, host_name, safe_env, stack_json_path
@@ -48,7 +48,7 @@ def _answers(client: httpx.Client, url: str) -> bool:
         return False
 
 
-class SlurmStack:
+class SlurmStack(StartStop):
     """See the module docstring. Build with `SlurmExecutor.stack`; use as a context manager."""
 
     def __init__(
@@ -191,20 +191,6 @@ class SlurmStack:
         upsert_job(self.cohort_dir, self.job_id, state=state, stopped_at=self._stopped_at)
         if self._stack_json is not None:
             self._write_provenance()
-
-    def __enter__(self) -> SlurmStack:
-        try:
-            self.start()
-            self.wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # ------------------------------------------------------------ provenance
 

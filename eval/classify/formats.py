@@ -90,7 +90,7 @@ _FAMILIES: dict[str, tuple[Marker, ...]] = {
         _m("harmony_stripped", r"(?<![A-Za-z])assistant(?:final|commentary|analysis)"),
     ),
     "deepseek": (
-        _m("deepseek_token", _BAR + r"tool" + _SEP + r"(?:calls?|outputs?)" + _SEP + r"(?:begin|end)" + _BAR + ">"),
+        _m("deepseek_token", "<" + _BAR + "tool" + _SEP + "(?:calls?|outputs?)" + _SEP + "(?:begin|end)" + _BAR + ">"),
         _m("deepseek_sep", "<" + _BAR + "tool" + _SEP + "sep" + _BAR + ">"),
         _m("dsml_token", "<" + _BAR + "DSML" + _BAR),
     ),

@@ -27,7 +27,7 @@ def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
     for name, text in turn.text_fields():
         if not text:
             continue
-        if fast.search(text) is not None:
+        if _may_hold_markup(text) and fast.search(text) is not None:
             spans.extend(_marker_spans(name, text, ctx))
         if calls is not None and ('"name"' in text or "[" in text):
             spans.extend(
@@ -43,6 +43,11 @@ def _call_counts(text: str, start: int, end: int, ctx: Context) -> bool:
     if _copied(text, start, end, ctx) or _in_inline_code(text, start):
         return False
     return text[start] != "[" or not text[text.rfind("\n", 0, start) + 1 : start].strip()
+
+
+def _may_hold_markup(text: str) -> bool:
+    """Substring tests in C before the big alternation: every marker holds one of these."""
+    return "<" in text or "[TOOL_CALLS]" in text or "[ARGS]" in text or "to=functions." in text or "assistant" in text
 
 
 def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:

@@ -4,7 +4,7 @@ that answers OpenAI chat-completion requests with scripted replies.
 `respond(request) -> reply` decides each answer from the request it gets (so replies stay deterministic per
 unit with many units in flight). A reply is a dict: `{"http_status": 500, "text": ...}` for an error, or the
 assistant message fields `content`, `tool_calls`, `reasoning`, `finish_reason`. Every request body is kept in
-`requests`.
+`requests`. `run_agent(task, respond)` runs one agent in a fresh bwrap sandbox against it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 Reply = dict[str, Any]
@@ -136,3 +138,56 @@ def solver(tasks: list[Any]) -> Callable[[dict[str, Any]], Reply]:
         return {"content": None, "tool_calls": [submit()]}
 
     return respond
+
+
+@dataclass
+class AgentRun:
+    outcome: dict[str, Any] | None
+    error: BaseException | None
+    lines: list[dict[str, Any]]
+    requests: list[dict[str, Any]]
+    headers: list[dict[str, str]]
+    patch: str | None
+    base_url: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run_agent(task: Any, respond: Any, kind: str = "toolcall", retries: int = 2, **spec: Any) -> AgentRun:
+    """Run one agent of `kind` on `task` in a fresh bwrap sandbox against a scripted model server."""
+    from eval.agent.client import ClientConfig
+    from eval.agent.context import AgentContext
+    from eval.agent.tools import tool_definitions
+    from eval.registry import AGENTS, load
+    from eval.sandbox.bwrap import BwrapSandbox
+    from eval.spec.models import AgentSpec
+
+    agent_spec = AgentSpec(kind=kind, **spec)
+    lines: list[dict[str, Any]] = []
+    with ScriptedModelServer(respond) as server:
+        config = ClientConfig(
+            base_url=server.base_url,
+            model="scripted",
+            max_tokens=64,
+            tools=tool_definitions(agent_spec.tools, agent_spec.strict_tools),
+            tool_choice=agent_spec.tool_choice,
+            sampling={"temperature": 0.0, "seed": 7},
+            return_token_ids=agent_spec.return_token_ids,
+            retries=retries,
+            backoff_s=0.01,
+        )
+
+        async def go() -> tuple[dict[str, Any] | None, BaseException | None, str | None]:
+            sandbox = BwrapSandbox(task)
+            try:
+                async with aiohttp.ClientSession() as session:
+                    agent = load(AGENTS, kind)(AgentContext(agent_spec, config, session, "unit-key"))
+                    try:
+                        outcome = await agent.run(task, sandbox, lines.append)
+                    except Exception as e:
+                        return None, e, None
+                    return outcome, None, sandbox.diff()
+            finally:
+                sandbox.close()
+
+        outcome, error, patch = asyncio.run(go())
+        return AgentRun(outcome, error, lines, list(server.requests), list(server.headers), patch, server.base_url)

@@ -7,8 +7,7 @@ import json
 from eval.agent.controls import apply_command
 from eval.agent.errors import InfraError
 from eval.agent.feedback import DEFAULT_FEEDBACK
-from tests.doubles.scripted_model import bash, call, scripted, submit
-from tests.unit.agent.conftest import run_agent
+from tests.doubles.scripted_model import bash, call, run_agent, scripted, submit
 
 
 def test_a_solving_model_applies_the_fix_and_submits(local_tasks):

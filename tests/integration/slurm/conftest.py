@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from eval.executors.slurm import cluster
-from eval.executors.slurm.cluster import JobInfo
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -42,15 +41,3 @@ def local_tasks() -> Path:
 
     local_set.ensure(local_set.default_dir())
     return local_set.default_dir()
-
-
-def wait_state(job_id: str, done: frozenset[str] = cluster.ACTIVE_STATES, timeout_s: float = 60) -> list[JobInfo]:
-    """Poll until no record of the job is active (or time runs out); return the last records."""
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while True:
-        jobs = cluster.show_jobs(job_id)
-        if not any(j.state in done for j in jobs) or time.monotonic() > deadline:
-            return jobs
-        time.sleep(0.3)

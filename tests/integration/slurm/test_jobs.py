@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from eval.executors.slurm import cluster
-from tests.integration.slurm.conftest import wait_state
+from tests.fixtures.slurm_jobs import wait_state
 
 pytestmark = pytest.mark.slurm
 

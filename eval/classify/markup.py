@@ -111,18 +111,18 @@ def _in_inline_code(text: str, start: int) -> bool:
 
 
 def mentioned(text: str, start: int, end: int) -> bool:
-    """Named mid-sentence in prose: a word, a space, the marker, a space, a word (`the <|im_end|> token`).
-    A leaked marker is glued to other text or markup, or stands at the start or end of a line."""
+    """Named in prose: after a word and a space, and followed by a space and a word or by punctuation (`the
+    <|im_end|> token`, `GPT-2 ends documents with <|endoftext|>.`), or in parentheses. A leaked marker is glued
+    to other text or markup, or stands at the start of a line or after a sentence."""
     before = text[max(0, start - 2) : start]
     after = text[end : end + 2]
-    return (
-        len(before) == 2
-        and len(after) == 2
-        and before[1] == " "
-        and after[0] == " "
-        and (before[0].isalpha() or before[0] in ",:;")
-        and after[1].isalpha()
-    )
+    if before[-1:] == "(" and after[:1] == ")":
+        return True
+    if len(before) < 2 or before[1] != " " or not (before[0].isalpha() or before[0] in ",:;"):
+        return False
+    if after[:1] in (".", ",", ";", ":", "?", "!", ")"):
+        return after[1:2] in ("", " ", "\n")
+    return len(after) == 2 and after[0] == " " and after[1].isalpha()
 
 
 def _in_code_or_quotes(text: str, start: int, end: int) -> bool:

@@ -72,6 +72,8 @@ DISCUSSED = [
     "Qwen3 writes the call as <tool_call> followed by JSON, which the hermes parser reads.",
     "```python\nSPECIAL = {'<|eot_id|>', '<|eom_id|>'}\n```",
     "The model printed <|channel|> and stopped, so the router never saw the final channel.",
+    "GPT-2 separates documents with <|endoftext|>.",
+    "Stop on the end token (<|eot_id|>) as well.",
     'Use <invoke name="x"> blocks only in `system` prompts for Claude-style agents.',
 ]
 

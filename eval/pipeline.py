@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
+from eval.progress import FileTally, Heartbeat
 from eval.protocols import Executor
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
@@ -164,11 +165,17 @@ def _rollout_stage(
     return RolloutStage(loaded, run, console, progress, executor, early_stop)
 
 
+UNITS = "*/units/*/r*/verdict.json"
+TRAJECTORIES = "*/units/*/r*/trajectory.jsonl"
+
+
 def grade_leftovers(run: RunDir, console: Console) -> None:
     """Grade units whose grade is missing (a crash between verdict and grade): nothing stays ungraded."""
     from eval.grading.rerun import grade_run
 
-    counts = grade_run(run.path)
+    tally = FileTally("grading", run.path.name, run.path, UNITS, "grade.json")
+    with Heartbeat(console, tally.lines):
+        counts = grade_run(run.path)
     graded = {k: v for k, v in counts.items() if k != "skipped" and v}  # skipped: graded while units ran
     if graded:
         console.print(f"grading left-overs: {graded}")
@@ -177,7 +184,9 @@ def grade_leftovers(run: RunDir, console: Console) -> None:
 def classify_stage(run: RunDir, console: Console) -> None:
     from eval.classify.rundir import classify_run
 
-    summary = classify_run(run.path)
+    tally = FileTally("classify", run.path.name, run.path, TRAJECTORIES, "labels.json", fresh=True)
+    with Heartbeat(console, tally.lines):  # every unit is labelled again: count the labels written now
+        summary = classify_run(run.path)
     console.print(f"classification: {summary.units} units labelled, {summary.corrupted} corrupted")
 
 

@@ -3,14 +3,16 @@ a live view draws nothing until the end, so each running stage prints one plain 
 every 30 s (`SPECQUAL_PROGRESS_EVERY_S` changes the period): done/total, infra failures, elapsed time, ETA.
 
 `Heartbeat(console, lines)` prints `lines()` from a daemon thread while entered, and once more on exit so the log
-ends with the final counts.
+ends with the final counts. `FileTally` counts a stage's progress from the files it writes.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 
 from rich.console import Console
@@ -83,3 +85,33 @@ class Heartbeat:
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._print()
+
+
+class FileTally:
+    """done/total of a stage that writes one file per unit (grading: grade.json, classification: labels.json):
+    the units are `root.glob(units)`, and one is done when `done_name` sits next to it (written during this stage,
+    with `fresh`, for a stage that rewrites every unit)."""
+
+    def __init__(self, stage: str, name: str, root: Path, units: str, done_name: str, fresh: bool = False) -> None:
+        self.stage, self.name, self.root, self.units, self.done_name = stage, name, root, units, done_name
+        self.since = time.time() - 1.0 if fresh else None  # file times are coarser than time.time()
+        self.started = time.monotonic()
+        self.done_before = self.count()[0]
+
+    def count(self) -> tuple[int, int]:
+        units = list(self.root.glob(self.units))
+        done = 0
+        for unit in units:
+            try:
+                written = (unit.parent / self.done_name).stat().st_mtime
+            except OSError:  # not there yet (or being replaced)
+                continue
+            done += self.since is None or written >= self.since
+        return done, len(units)
+
+    def lines(self) -> list[str]:
+        done, total = self.count()
+        elapsed = time.monotonic() - self.started
+        return [
+            line(self.stage, self.name, done, total, 0, elapsed, eta(done - self.done_before, total - done, elapsed))
+        ]

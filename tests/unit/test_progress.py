@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import os
 import time
+from pathlib import Path
 
 from rich.console import Console
 
 from eval.canary.progress import CanaryProgress
-from eval.progress import Heartbeat, clock, eta, line
+from eval.progress import FileTally, Heartbeat, clock, eta, line
 
 
 def test_a_line_has_done_total_infra_elapsed_and_eta() -> None:
@@ -47,3 +49,20 @@ def test_a_heartbeat_prints_while_entered_and_once_at_the_end() -> None:
         while len(calls) < 3:
             time.sleep(0.005)
     assert out.getvalue().splitlines()[-1] == f"beat {len(calls)}" and len(calls) >= 4
+
+
+def test_a_file_tally_counts_units_done_by_the_file_next_to_them(tmp_path: Path) -> None:
+    for n in range(3):
+        unit = tmp_path / "c" / "units" / f"i{n}" / "r0"
+        unit.mkdir(parents=True)
+        (unit / "verdict.json").write_text("{}")
+    old = tmp_path / "c" / "units" / "i0" / "r0" / "grade.json"
+    old.write_text("{}")
+    os.utime(old, (0, 0))  # written long before this stage
+    grading = FileTally("grading", "run", tmp_path, "*/units/*/r*/verdict.json", "grade.json")
+    fresh = FileTally("classify", "run", tmp_path, "*/units/*/r*/verdict.json", "grade.json", fresh=True)
+    assert grading.count() == (1, 3)
+    (tmp_path / "c" / "units" / "i1" / "r0" / "grade.json").write_text("{}")
+    assert grading.count() == (2, 3)
+    assert fresh.count() == (1, 3)  # only the file written since it started
+    assert grading.lines()[0].startswith("progress grading run: 2/3 done, 0 infra, elapsed ")

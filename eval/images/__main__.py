@@ -10,20 +10,25 @@ import sys
 import time
 from pathlib import Path
 
+from eval.images.base import ImageError
+
 
 def main(argv: list[str]) -> int:
     import docker
 
-    from eval.images.base import ImageError, ensure_base
+    from eval.images.base import ensure_base
 
-    if not argv or argv[0] not in ("base", "instances") or (argv[0] == "instances" and len(argv) != 2):
+    arity = {"base": 1, "instances": 2, "env": 3}
+    if not argv or arity.get(argv[0]) != len(argv):
         print(__doc__, file=sys.stderr)
         return 2
     started = time.monotonic()
     try:
         client = docker.from_env()
         tag, _ = ensure_base(client)
-        print(f"{tag} ({time.monotonic() - started:.1f} s)")
+        print(f"{tag} ({time.monotonic() - started:.1f} s)", file=sys.stderr if argv[0] == "env" else sys.stdout)
+        if argv[0] == "env":
+            print(env_image(client, argv[1], argv[2]))
         if argv[0] == "instances":
             from eval.images.instance import ensure_instance_image
             from eval.spec.models import SWEBenchWorkload
@@ -37,6 +42,18 @@ def main(argv: list[str]) -> int:
         print(f"specqual images: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def env_image(client: object, cohort_file: str, build: str) -> str:
+    """Create (or reuse) the build's cached environment, then its env image."""
+    from eval.images.env import ensure_env_image
+    from eval.spec.load import load_spec
+    from eval.stacks import ensure_build
+
+    env = ensure_build(load_spec([cohort_file]).spec, build)
+    if env.env_dir is None:
+        raise ImageError(f"build {build} has no environment of its own (it is an image already)")
+    return ensure_env_image(client, Path(env.env_dir))
 
 
 if __name__ == "__main__":

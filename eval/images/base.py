@@ -24,7 +24,7 @@ from typing import Any
 from eval.stacks.envs import cache_root, file_lock, short_hash
 
 SUITE = "bookworm"
-PACKAGES = ("python3", "python3-pytest", "python-is-python3", "git", "patch", "procps", "tini")
+PACKAGES = ("python3", "python3-pytest", "python-is-python3", "git", "patch", "procps", "tini", "libnuma1")
 SHIM_VERSION = "2"
 CONDA = "/opt/miniconda3"
 PATH = f"{CONDA}/envs/testbed/bin:{CONDA}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -46,7 +46,8 @@ else
   else
     log "starting dockerd ($DRIVER storage, data root $DATA, log $STATE/dockerd.log)"
     # setsid: the engine outlives this script and the shell that ran it, like a service would.
-    setsid dockerd --storage-driver="$DRIVER" --iptables=false --ip6tables=false --bridge=none \
+    # --live-restore: containers keep running while dockerd itself restarts (a fault the docker tier produces)
+    setsid dockerd --storage-driver="$DRIVER" --iptables=false --ip6tables=false --bridge=none --live-restore \
       --data-root "$DATA" --exec-root "$STATE/exec" --pidfile "$pidf" \
       -H "unix://$SOCK" >>"$STATE/dockerd.log" 2>&1 </dev/null &
   fi

@@ -74,3 +74,26 @@ def leftover_containers(client: Any, image_prefix: str = "swebench/sweb.eval.x86
         for c in client.containers.list(all=True)
         if any(t.startswith(image_prefix) for t in (c.image.tags if c.image else []))
     ]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line naming the engine and how the docker tier went, so a CI log shows it ran against a real one."""
+    counts: dict[str, int] = {}
+    for outcome in ("passed", "failed", "skipped", "error"):
+        reports = terminalreporter.stats.get(outcome, [])
+        counts[outcome] = sum(
+            1 for r in reports if "docker" in getattr(r, "keywords", {}) and r.when in ("call", "setup")
+        )
+    if not any(counts.values()):
+        return
+    try:
+        import docker
+
+        version = docker.from_env().version()
+        engine = f"docker engine {version['Version']} ({docker.from_env().info()['Driver']} storage)"
+    except Exception as e:
+        engine = f"no docker engine ({type(e).__name__})"
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    terminalreporter.write_line(
+        f"docker tier: {summary} against {engine} at {os.environ.get('DOCKER_HOST', 'default')}"
+    )

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from eval.protocols import Task
+from eval.sandbox.bwrap import SandboxError
 from eval.sandbox.docker import DockerSandbox
 from tests.docker.conftest import by_id
 
@@ -39,7 +40,13 @@ def test_isolation_limits_time_limit_diff_and_removal(docker_client: Any, tasks:
         assert box.execute("echo hi > NEW_FILE.txt && sed -i 's/- 1)/)/' calc/stats.py", 30).exit_code == 0
         patch = box.diff()
         assert "+++ b/NEW_FILE.txt" in patch and "+++ b/calc/stats.py" in patch
+        assert box.execute("exit 3", 30).exit_code == 3
+        box.base_commit = "0" * 40  # a base commit the repository lacks: git diff fails, and says so
+        with pytest.raises(SandboxError, match="git diff failed"):
+            box.diff()
     finally:
         box.close()
     assert container.id not in {c.id for c in docker_client.containers.list(all=True)}
     box.close()  # idempotent
+    with pytest.raises(SandboxError, match="closed"):
+        box.execute("true", 10)

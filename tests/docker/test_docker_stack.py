@@ -103,6 +103,43 @@ def test_serves_is_restarted_by_its_watchdog_and_leaves_nothing(
     assert json.loads((run.cohort_dir("stock-off") / "stack.json").read_text())["stopped_at"] is not None
 
 
+def our_engine() -> int:
+    """The pid of the engine scripts/docker/start-engine.sh started, if it is the one DOCKER_HOST names."""
+    state = Path(os.environ.get("SPECQUAL_DOCKER_STATE", "/var/lib/specqual-docker"))
+    pidfile = state / "dockerd.pid"
+    if os.environ.get("DOCKER_HOST") != f"unix://{state}/docker.sock" or not pidfile.is_file():
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but the engine is not the one scripts/docker/start-engine.sh started")
+        pytest.skip("restarts only an engine started by scripts/docker/start-engine.sh (never a system one)")
+    return int(pidfile.read_text())
+
+
+def test_the_watchdog_outlives_an_engine_restart(docker_client: Any, cohort: Path, tmp_path: Path) -> None:
+    """dockerd stops (containers keep running: --live-restore) and starts again: while it is away the watchdog
+    cannot ask for a container's state and restarts nothing (/health still answers); once it is back, a dead
+    container is still replaced."""
+    pid = our_engine()
+    loaded = load_spec([str(cohort)])
+    build = ensure_build(loaded.spec, "stock", cache=tmp_path / "cache")
+    events = tmp_path / "run" / "stock-off" / EVENTS_FILE
+    with launch(loaded.spec, "stock-off", str(tmp_path / "model"), tmp_path / "run", build) as stack:
+        assert stack.watchdog is not None
+        stack.watchdog.poll_s = 0.2
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(300):
+            if not Path(f"/proc/{pid}").exists():
+                break
+            time.sleep(0.1)
+        time.sleep(2.0)  # about 10 polls that cannot reach the engine
+        assert read_events(events) == [] and httpx.get(stack.base_url + "/health").status_code == 200
+        subprocess.run(["bash", str(REPO / "scripts/docker/start-engine.sh")], check=True, capture_output=True)
+        first = stack.procs[0].container.id
+        docker_client.containers.get(first).kill()
+        assert wait_for_event(events, "died", 1, 30)["exit_code"] == 137
+        wait_for_event(events, "restarted", 1, 60)
+        assert stack.procs[0].container.id != first and stack.alive()
+
+
 DRIVER = r"""
 import sys, time
 from pathlib import Path

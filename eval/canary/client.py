@@ -45,7 +45,10 @@ def _take_logprobs(reply: Reply, lp: dict[str, Any] | None) -> None:
     if not lp or lp.get("token_logprobs") is None:
         return
     reply.token_logprobs = (reply.token_logprobs or []) + list(lp["token_logprobs"])
-    tops = [{_token_id(k): float(v) for k, v in (t or {}).items()} for t in lp.get("top_logprobs") or []]
+    # A logprob of -inf (a masked token) comes back as null: it cannot be the top of anything, so it is dropped.
+    tops = [
+        {_token_id(k): float(v) for k, v in (t or {}).items() if v is not None} for t in lp.get("top_logprobs") or []
+    ]
     reply.top_logprobs = (reply.top_logprobs or []) + tops
 
 
@@ -55,7 +58,12 @@ def _take_chat_logprobs(reply: Reply, lp: dict[str, Any] | None) -> None:
         return
     reply.token_logprobs = [c.get("logprob") for c in content]
     reply.top_logprobs = [
-        {_token_id(t["token"]): float(t["logprob"]) for t in c.get("top_logprobs") or []} for c in content
+        {
+            _token_id(t["token"]): float(t["logprob"])
+            for t in c.get("top_logprobs") or []
+            if t.get("logprob") is not None
+        }
+        for c in content
     ]
 
 

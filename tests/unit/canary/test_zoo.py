@@ -51,6 +51,8 @@ def test_completion_logprobs_are_keyed_by_token_id() -> None:
     _take_logprobs(reply, {"token_logprobs": [-0.3], "top_logprobs": [{"token_id:8": -0.3}]})  # a stream's chunk
     assert reply.token_logprobs == [-0.1, -0.3]
     assert reply.top_logprobs == [{"7": -0.1, "9": -2.0}, {"8": -0.3}]
+    _take_logprobs(reply, {"token_logprobs": [-0.2], "top_logprobs": [{"token_id:8": -0.2, "token_id:4": None}]})
+    assert reply.top_logprobs[-1] == {"8": -0.2}  # -inf comes back as null (seen on the H200): dropped
     chat = Reply()
     content = [{"token": "token_id:5", "logprob": -0.2, "top_logprobs": [{"token": "token_id:5", "logprob": -0.2}]}]
     _take_chat_logprobs(chat, {"content": content})

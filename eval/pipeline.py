@@ -94,7 +94,7 @@ def serve_stage(
     """Each cohort's stack once (on `executor`), for its canary probes and then its rollouts; the canary's
     comparisons after every cohort. Returns the SWE-bench cohorts whose stack did not start."""
     from eval.executors import stacks
-    from eval.stages import run_order, serve_each
+    from eval.stages import StackFactory, StackStarts, run_order, serve_each
 
     enabled = loaded.spec.workloads.enabled()
     canary: Any = None
@@ -126,7 +126,10 @@ def serve_stage(
             for s in stages:
                 s.starting(cohort)
 
-        serve_each(order, stacks(executor, loaded, run.path, models), work, start_failed, starting)
+        factory: StackFactory = stacks(executor, loaded, run.path, models)
+        if not console.is_terminal:  # a log: say which stacks are still starting
+            factory = scope.enter_context(StackStarts(console)).wrap(factory)
+        serve_each(order, factory, work, start_failed, starting)
     if canary is not None:
         canary.summarize()
     return list(rollouts.failed) if rollouts is not None else []

@@ -7,11 +7,17 @@ side share the cores better than one after the other.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
+from types import TracebackType
 from typing import Any
 
+from rich.console import Console
+
+from eval.progress import Heartbeat, line
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort, canary_reference
 
@@ -90,3 +96,50 @@ def serve_each(
                 cm.__exit__(None, None, None)
     finally:
         starter.close()
+
+
+class StackStarts:
+    """Progress lines for stacks that are starting (a GPU server may take many minutes to load): while entered,
+    one line per starting stack at least every 30 s. `wrap(factory)` times each stack's start."""
+
+    def __init__(self, console: Console) -> None:
+        self._starting: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._heartbeat = Heartbeat(console, self.lines)
+
+    def lines(self) -> list[str]:
+        with self._lock:
+            starting = dict(self._starting)
+        now = time.monotonic()
+        return [line("stack", name, 0, 1, 0, now - t0, None) + " (starting)" for name, t0 in starting.items()]
+
+    def wrap(self, factory: StackFactory) -> StackFactory:
+        return lambda cohort: _TimedStart(factory(cohort), cohort.name, self)
+
+    def __enter__(self) -> StackStarts:
+        self._heartbeat.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._heartbeat.__exit__(*exc)
+
+
+class _TimedStart:
+    """A stack's context manager whose start is shown by `StackStarts`."""
+
+    def __init__(self, cm: AbstractContextManager[Any], name: str, starts: StackStarts) -> None:
+        self.cm, self.name, self.starts = cm, name, starts
+
+    def __enter__(self) -> Any:
+        with self.starts._lock:
+            self.starts._starting[self.name] = time.monotonic()
+        try:
+            return self.cm.__enter__()
+        finally:
+            with self.starts._lock:
+                self.starts._starting.pop(self.name, None)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return self.cm.__exit__(exc_type, exc, tb)

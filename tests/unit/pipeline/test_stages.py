@@ -94,3 +94,39 @@ def test_the_canary_reference_goes_first() -> None:
     loaded = load_spec([str(DEMO), "workloads.canary.reference=fixed-reverted-off"])
     assert [c.name for c in run_order(loaded)][:2] == ["fixed-reverted-off", "fixed-off"]
     assert [c.name for c in run_order(loaded, ["smollm2-off"])] == ["smollm2-off"]
+
+
+def test_a_log_says_which_stacks_are_still_starting(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import time
+
+    from rich.console import Console
+
+    from eval.stages import StackStarts
+
+    monkeypatch.setenv("SPECQUAL_PROGRESS_EVERY_S", "0.01")
+    loaded = load_spec([str(DEMO)])
+    out = io.StringIO()
+    release = threading.Event()
+
+    class SlowStack:
+        def __enter__(self) -> Any:
+            release.wait(10)
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    with StackStarts(Console(file=out, force_terminal=False, width=200)) as starts:
+        factory = starts.wrap(lambda cohort: SlowStack())
+        started = threading.Thread(target=lambda: factory(loaded.cohorts[0]).__enter__())
+        started.start()
+        deadline = time.monotonic() + 10
+        while "(starting)" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        release.set()
+        started.join(10)
+        assert starts.lines() == []  # started: no longer shown
+    first = out.getvalue().splitlines()[0]
+    assert first.startswith(f"progress stack {loaded.cohorts[0].name}: 0/1 done, 0 infra, elapsed ")
+    assert first.endswith(", ETA - (starting)")

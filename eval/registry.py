@@ -27,6 +27,7 @@ MODEL_GENERATORS: dict[str, str] = {
     "tiny-nemotron-h": "eval.models.tiny_nemotron_h:generate",
     "tiny-llama": "eval.models.tiny_llama:generate",
     "smollm2-135m": "eval.models.smollm2:generate",
+    "organism": "eval.models.organism:generate",
 }
 
 # Sandboxes for agent commands and local grading (see eval.sandbox).

@@ -15,7 +15,7 @@ from typing import Any
 
 from eval.protocols import Task
 from eval.spec.models import SWEBenchWorkload
-from eval.tasks import exclusions, local_set
+from eval.tasks import exclusions, generated, local_set
 from eval.tasks.records import REPO_PATH_KEY, TaskError, to_task
 
 
@@ -26,7 +26,16 @@ def resolve_path(workload: SWEBenchWorkload, base_dir: Path) -> Path | None:
         return path if path.is_absolute() else Path(base_dir) / path
     if workload.dataset == local_set.LOCAL_DATASET:
         return local_set.default_dir()
+    if workload.dataset == generated.DATASET:
+        return generated.default_dir(_generated_split(workload))
     return None
+
+
+def _generated_split(workload: SWEBenchWorkload) -> str:
+    if workload.split not in generated.SPLITS:
+        known = ", ".join(generated.SPLITS)
+        raise TaskError("split", f"{generated.DATASET} has the splits {known}, not {workload.split!r}", "")
+    return workload.split
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -68,6 +77,9 @@ def read_records(workload: SWEBenchWorkload, path: Path | None) -> tuple[list[di
         return [dict(r) for r in rows], f"{workload.dataset}[{workload.split}]"
     if workload.dataset == local_set.LOCAL_DATASET and (path.is_dir() or not path.exists()):
         local_set.ensure(path)  # generated on demand, cached by generator version
+    if workload.dataset == generated.DATASET and (path.is_dir() or not path.exists()):
+        split = _generated_split(workload)
+        generated.ensure(path, split, max(workload.limit or 0, generated.DEFAULT_COUNT[split]))
     if path.is_dir():
         for candidate in (
             path / "instances.jsonl",

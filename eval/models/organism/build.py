@@ -1,0 +1,154 @@
+"""Make the organism's model directory: tokenizer, config, trained weights (main stack + MTP layer), template.
+
+Cached like every generated model: the directory name is a hash of the generator version, the seed, the
+options, the chat template, the system prompt and the task generator's version, and a marker file written last
+says it is complete. Training is seeded and deterministic on CPU (torch deterministic algorithms, a fixed
+thread count), so the same options give the same weights on every run on the same torch build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from eval.models.organism import data
+from eval.tasks import generated
+
+GENERATOR_VERSION = 1
+DONE_MARKER = "specqual-generated.json"
+SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
+TOOL_TOKENS = ["<tool_call>", "</tool_call>", "<tools>", "</tools>", "<tool_response>", "</tool_response>"]
+
+
+@dataclass(frozen=True)
+class Organism:
+    """Options (cohort file: `model.generate.options`): the architecture, then the training budget."""
+
+    pattern: str = "M*M-"
+    hidden_size: int = 64
+    vocab_size: int = 1024
+    num_attention_heads: int = 2
+    num_key_value_heads: int = 1
+    head_dim: int = 32  # CPU attention needs >= 32
+    intermediate_size: int = 128
+    mamba_num_heads: int = 4
+    mamba_head_dim: int = 32
+    n_groups: int = 1
+    ssm_state_size: int = 16
+    chunk_size: int = 32  # the reference scan is much faster with short chunks; block_size 64 is a multiple
+    steps: int = 300
+    batch_size: int = 16
+    drills: int = 0  # rows per batch that are copy drills instead of trajectories
+    learning_rate: float = 3e-3
+    warmup_steps: int = 40
+    mtp_steps: int = 3  # draft steps unrolled in training
+    mtp_weight: float = 1.0
+    threads: int = 2
+    device: str = "cpu"  # "cuda" for recipe sweeps on a GPU node; the demo trains on CPU
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> Organism:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"unknown organism option(s) {unknown} (known: {', '.join(sorted(known))})")
+        return cls(**options)
+
+    def hf_config(self) -> dict[str, Any]:
+        from eval.models.tiny_nemotron_h import TinyNemotronH, hf_config
+
+        arch = {f.name: getattr(self, f.name) for f in fields(TinyNemotronH) if hasattr(self, f.name)}
+        config = hf_config(TinyNemotronH(**arch, mtp_pattern="*"))
+        config["eos_token_id"] = SPECIAL_TOKENS.index("<|im_end|>")
+        return config
+
+
+def cache_key(seed: int, opts: Organism) -> str:
+    blob = json.dumps(
+        {
+            "v": GENERATOR_VERSION,
+            "seed": seed,
+            "opts": asdict(opts),
+            "template": data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"),
+            "system": data.SYSTEM_PROMPT,
+            "tasks": generated.GENERATOR_VERSION,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
+    """Train (or reuse) the organism under `out_dir`; return its model directory."""
+    opts = Organism.from_options(dict(options))
+    target = Path(out_dir) / f"organism-{cache_key(seed, opts)}"
+    if (target / DONE_MARKER).is_file():
+        return target
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    tokenizer = write_tokenizer(tmp, opts, seed)
+    config = opts.hf_config()
+    (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    gen = {"bos_token_id": 1, "eos_token_id": config["eos_token_id"], "pad_token_id": 0}
+    (tmp / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
+    from eval.models.organism.train import train
+
+    stats = train(tmp, tokenizer, opts, seed)
+    marker = {"seed": seed, "options": asdict(opts), "training": stats}
+    (tmp / DONE_MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    return target
+
+
+def tokenizer_corpus(count: int = 600) -> list[str]:
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    renderer = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.BPE()))
+    renderer.chat_template = data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8")
+    return [data.render(renderer, m) for m in data.train_trajectories(0, count)]
+
+
+def write_tokenizer(d: Path, opts: Organism, seed: int) -> Any:
+    """A byte-level BPE trained on rendered training trajectories; returns the transformers tokenizer."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    # A plain byte-level BPE: isolating punctuation and digits (so copied spans tokenize alike in the statement
+    # and the command) made sequences 30% longer and did not speed up learning to copy (docs/organism.md).
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=opts.vocab_size - len(TOOL_TOKENS),
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(tokenizer_corpus(), trainer=trainer)
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in TOOL_TOKENS])
+    tok.save(str(d / "tokenizer.json"))
+    template = data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8")
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "model_max_length": 4096,
+        "bos_token": "<s>",
+        "eos_token": "<|im_end|>",
+        "pad_token": "<pad>",
+        "unk_token": None,
+        "add_bos_token": False,
+        "add_eos_token": False,
+        "clean_up_tokenization_spaces": False,
+        "chat_template": template,
+    }
+    (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    special = {"bos_token": "<s>", "eos_token": "<|im_end|>", "pad_token": "<pad>"}
+    (d / "special_tokens_map.json").write_text(json.dumps(special, indent=2) + "\n")
+    (d / "chat_template.jinja").write_text(template, encoding="utf-8")
+    return PreTrainedTokenizerFast.from_pretrained(str(d))

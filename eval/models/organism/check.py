@@ -1,0 +1,106 @@
+"""Offline checks of a trained organism (no vLLM): held-out greedy exact match and draft acceptance.
+
+`exact_match` decodes the first reply of held-out instances greedily with the training forward and compares
+it with the expert's reply. `draft_acceptance` runs the MTP layer over held-out expert trajectories, drafting
+K tokens from every generated position the way vLLM chains them, and returns the share of drafted tokens that
+would be accepted (vLLM's acceptance rate, for greedy decoding that follows the expert).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eval.models.organism import data
+from eval.tasks import generated
+
+
+def heldout(tokenizer: Any, indices: range) -> list[tuple[list[int], str]]:
+    """(prompt ids, expected first reply text) per held-out instance."""
+    out = []
+    for i in indices:
+        spec = generated.make_spec("heldout", i)
+        path, old, new = generated.fix_of({"problem_statement": spec.problem_statement})
+        messages = data.trajectory(spec.problem_statement, path, old, new)
+        prompt = data.render(tokenizer, messages[:2], add_generation_prompt=True)
+        want = data.render(tokenizer, messages[:3])[len(prompt) :].rstrip("\n")
+        out.append((tokenizer(prompt, add_special_tokens=False)["input_ids"], want))
+    return out
+
+
+def exact_match(model: Any, tokenizer: Any, indices: range, max_new: int = 90) -> float:
+    """Share of held-out instances whose greedy first reply equals the expert's (batched, no cache)."""
+    import torch
+
+    cases = heldout(tokenizer, indices)
+    eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    device = next(model.parameters()).device
+    seqs = [list(p) for p, _ in cases]
+    done = [False] * len(seqs)
+    with torch.no_grad():
+        for _ in range(max_new):
+            width = max(len(s) for s in seqs)
+            batch = torch.zeros(len(seqs), width, dtype=torch.long)
+            for r, s in enumerate(seqs):
+                batch[r, : len(s)] = torch.tensor(s)
+            logits = model(input_ids=batch.to(device)).logits
+            for r, s in enumerate(seqs):
+                if not done[r]:
+                    token = int(logits[r, len(s) - 1].argmax())
+                    s.append(token)
+                    done[r] = token == eos
+            if all(done):
+                break
+    got = [tokenizer.decode(s[len(p) :]) for s, (p, _) in zip(seqs, cases, strict=True)]
+    return sum(g == w for g, (_, w) in zip(got, cases, strict=True)) / len(cases)
+
+
+def draft_acceptance(model: Any, mtp: Any, tokenizer: Any, indices: range, k: int = 5) -> tuple[float, list[float]]:
+    """(acceptance rate, accepted share per draft position) over the generated tokens of held-out trajectories."""
+    import torch
+
+    from eval.models.organism.mtp import step_mask
+
+    device = next(model.parameters()).device
+    accepted_at = [0] * k
+    starts = 0
+    with torch.no_grad():
+        for i in indices:
+            spec = generated.make_spec("heldout", i)
+            path, old, new = generated.fix_of({"problem_statement": spec.problem_statement})
+            ex = data.encode(tokenizer, data.trajectory(spec.problem_statement, path, old, new))
+            ids = torch.tensor([ex.ids], device=device)
+            hidden = model.model(input_ids=ids).last_hidden_state
+            correct = _draft_correct(mtp, model, ids, hidden, k, step_mask)
+            t = len(ex.ids)
+            for p in range(t - 2):
+                if not ex.mask[p + 1]:  # drafting starts after the model sampled token p + 1 itself
+                    continue
+                starts += 1
+                for step in range(k):
+                    if p + step + 2 >= t or not ex.mask[p + step + 2] or not correct[step][p]:
+                        break
+                    accepted_at[step] += 1
+    per_position = [a / max(starts, 1) for a in accepted_at]
+    return sum(per_position) / k, per_position
+
+
+def _draft_correct(mtp: Any, model: Any, ids: Any, hidden: Any, k: int, step_mask: Any) -> list[list[bool]]:
+    """correct[s][p]: draft step s+1 from start p predicts ids[p + s + 2] (feeding its own drafts back)."""
+    import torch
+
+    t = ids.shape[1]
+    embed, head = model.model.embeddings, model.lm_head.weight
+    keys, values, prev, tokens = [], [], hidden, ids[:, 1:]
+    correct = []
+    for step in range(1, k + 1):
+        n = t - 1
+        fused, kk, vv = mtp.project(embed(tokens[:, :n]), prev[:, :n])
+        keys.append(kk)
+        values.append(vv)
+        out = mtp.attend(fused, torch.cat(keys, 2), torch.cat(values, 2), step_mask(n, step, ids.device))
+        draft = (out @ head.t()).argmax(-1)  # [1, n]: the token drafted for position p + step + 1
+        want = torch.full_like(draft, -1)
+        want[:, : max(t - step - 1, 0)] = ids[:, step + 1 :]
+        correct.append((draft == want)[0].tolist())
+        prev, tokens = out, draft
+    return correct

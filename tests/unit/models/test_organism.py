@@ -1,0 +1,89 @@
+"""The organism: its training data matches what the rollouts send, its MTP training matches vLLM's drafting,
+and a very small training run writes a model directory vLLM can load (checkpoint names and shapes), cached."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from eval.agent import toolcall
+from eval.models.organism import build, data
+from eval.models.organism.mtp import MTPLayer, step_mask, unrolled_loss
+from eval.models.tiny_nemotron_h import TinyNemotronH, weight_shapes
+from eval.tasks import generated
+
+TINY = {"steps": 3, "batch_size": 2, "drills": 1, "hidden_size": 64, "intermediate_size": 64, "vocab_size": 600}
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build.generate(tmp_path_factory.mktemp("organism"), 0, TINY)
+
+
+def test_prompt_is_the_agents() -> None:
+    assert data.INSTANCE_TEMPLATE == toolcall.INSTANCE_TEMPLATE
+    assert data.WORKDIR == "/testbed"
+
+
+def test_cohort_files_declare_the_trained_system_prompt() -> None:
+    import yaml
+
+    for path in Path("cohorts").glob("organism-*.yaml"):
+        spec = yaml.safe_load(path.read_text())
+        agent = spec["workloads"]["swebench"]["agent"]
+        assert agent["system_prompt"] == data.SYSTEM_PROMPT, path
+
+
+def test_loss_covers_exactly_the_replies(model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    messages = next(data.train_trajectories(0, 1))
+    example = data.encode(tok, messages)
+    generated_text = tok.decode([i for i, m in zip(example.ids, example.mask, strict=True) if m])
+    assert generated_text.startswith('<tool_call>\n{"name": "bash"')
+    assert generated_text.count("<|im_end|>") == 2  # each reply ends with the end token
+    assert "Resolve this issue" not in generated_text and "exit code" not in generated_text
+    _, old, new = generated.fix_of({"problem_statement": messages[1]["content"]})
+    assert f"s|{old}|{new}|" in generated_text
+
+
+def test_training_writes_what_vllm_loads(model_dir: Path, tmp_path: Path) -> None:
+    from safetensors import safe_open
+
+    config = json.loads((model_dir / "config.json").read_text())
+    arch = {k: v for k, v in TINY.items() if k in TinyNemotronH.__dataclass_fields__}
+    want = weight_shapes(TinyNemotronH(**{**arch, "pattern": build.Organism().pattern, "chunk_size": 32}))
+    with safe_open(str(model_dir / "model.safetensors"), "pt") as f:
+        got = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}  # noqa: SIM118
+    assert got == want
+    assert config["architectures"] == ["NemotronHForCausalLM"] and config["num_nextn_predict_layers"] == 1
+    marker = json.loads((model_dir / build.DONE_MARKER).read_text())
+    assert marker["training"]["steps"] == 3
+    assert build.generate(model_dir.parent, 0, TINY) == model_dir  # cached: no second training
+
+
+def test_step_mask_is_what_vllm_caches_when_drafting() -> None:
+    mask = step_mask(4, 3, torch.device("cpu"))
+    # the step-3 draft from start 2 sees step-1 entries of starts 0..2 and its own start's steps 2 and 3
+    assert mask[2].tolist() == [*[True, True, True, False], *[False, False, True, False], *[False, False, True, False]]
+
+
+def test_step_one_of_the_unrolled_loss_is_the_causal_forward() -> None:
+    torch.manual_seed(0)
+    layer = MTPLayer(64, 2, 1, 32)
+    embed = torch.nn.Embedding(50, 64)
+    head = torch.randn(50, 64)
+    ids = torch.randint(0, 50, (1, 12))
+    hidden = torch.randn(1, 12, 64)
+    weight = torch.ones(1, 12)
+    _, per_step = unrolled_loss(layer, embed, head, hidden, ids, weight, steps=1)
+    out = layer(embed(ids[:, 1:]), hidden[:, :11])
+    logits = out[:, :10] @ head.t()
+    want = torch.nn.functional.cross_entropy(logits[0], ids[0, 2:])
+    assert per_step[0] == pytest.approx(float(want.detach()), rel=1e-5)

@@ -70,6 +70,14 @@ def word_is_leak(word: str) -> str:
     return ""
 
 
+def _in_backticks(text: str, start: int, word: str) -> bool:
+    """The pieces are quoted in inline code (`` `ĠreturnĠx` ``): a model explaining byte-level BPE."""
+    if word.count("`") >= 2:
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    return text.count("`", line_start, start) % 2 == 1
+
+
 def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
     """Words of `text` that are byte-level pieces (the caller has seen SUSPECT match)."""
     spans = []
@@ -78,7 +86,7 @@ def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
         if word.isascii():
             continue
         why = word_is_leak(word)
-        if why:
+        if why and not _in_backticks(text, m.start(), word):
             spans.append(span_at(fieldname, text, m.start(), m.end(), why))
             if len(spans) >= MAX_SPANS:
                 break

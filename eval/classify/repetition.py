@@ -109,7 +109,8 @@ class ShortThresholds:
     max_short_unit: int = 6
     reps_long_unit: int = 5  # units of 7-64 characters within a line (a phrase, a CJK sentence)
     min_letters: int = 2  # letters (any script) in the unit: `0, 0, 0` and `|---|---|` are data and tables
-    one_letter_run: int = 48  # `MMMMMMMM...`: one letter repeated (laughter and `zzz` stay shorter)
+    one_letter_run: int = 64  # `MMMMMMMM...`: one letter repeated (laughter and `zzz` stay shorter)
+    placeholder_letters: str = "xX"  # `XXXXXXXX` masks, bit diagrams and redactions are not loops
 
 
 SHORT = ShortThresholds()
@@ -150,7 +151,7 @@ def _short_degenerate(s: str, r: Region, t: ShortThresholds) -> bool:
         return False  # the common case: an anchor that recurs once or twice
     unit = s[r.start : r.start + r.period]
     if r.period == 1:
-        return unit.isalpha() and r.end - r.start >= t.one_letter_run
+        return unit.isalpha() and unit not in t.placeholder_letters and r.end - r.start >= t.one_letter_run
     # Short units, and whole lines or table cells (duplicate rows are common), need the higher count.
     short = r.period <= t.max_short_unit or "\n" in unit or "|" in unit
     if r.reps < (t.reps_short_unit if short else t.reps_long_unit):

@@ -97,8 +97,9 @@ def _metaspace_spans(name: str, text: str, ctx: Context) -> list[Span]:
         opened = text.rfind("<\uff5c", 0, start)
         if opened >= 0 and text.find("\uff5c>", opened) >= end and "\n" not in text[opened:start]:
             continue  # inside a full-width special token
-        if ctx.history.contains(m.group()) or _discussed(text, start, end):
-            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        if ctx.history.contains(m.group()) or text.count("`", line_start, start) % 2 == 1:
+            continue  # copied, or quoted in inline code
         spans.append(span_at(name, text, start, end, "SentencePiece word marker (U+2581) as text"))
     return spans
 

@@ -104,7 +104,7 @@ SHORT_LOOPS = [
     "the value is 0-th-th-th-th-th-th-th-th-th-th-th-th-th-th",
     "I think the, the, the, the, the, the, the, the, the, the, the",
     "结果是" + "这个问题的答案是四。" * 6,
-    "M" * 60,
+    "M" * 70,
     "Weather: " + "sunny and warm, " * 6,
 ]
 
@@ -123,6 +123,8 @@ LEGIT_REPETITION = [
     "Very, very, very good.",
     "-" * 80 + "\nSUMMARY\n" + "=" * 80,
     "sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxx is a placeholder key",
+    "| sign | exponent | fraction |\n| X | " + "X" * 52 + " |",  # a bit diagram
+    "GPT-2's byte-level BPE writes a space as `Ġ`: `ĠreturnĠx` is ` return x`.",
 ]
 
 

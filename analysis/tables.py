@@ -146,9 +146,14 @@ def canary_table(result: Analysis) -> Table | None:
         div = int(compared["diverged"].astype(bool).sum())
         infra = int(g["infra_error"].notna().sum())
         shown = ratio(div, len(compared)) if len(compared) else ("failed" if infra == len(g) else "reference")
-        rows.append([result.summaries[str(cohort)].label, str(mode), f"{len(g)}", shown,
+        # The judgement (eval/canary/judge.py); records without one: every divergence counts.
+        judged = compared["judgement"]
+        bad = int(((judged == "corrupted") | (judged.isna() & compared["diverged"].astype(bool))).sum())
+        corrupt = ratio(bad, len(compared)) if len(compared) else "—"
+        rows.append([result.summaries[str(cohort)].label, str(mode), f"{len(g)}", shown, corrupt,
                      f"{infra}", hist])  # fmt: skip
-    return Table(["Cohort", "Mode", "Probes", "Diverged / compared", "Infra", "First divergence"], rows, {2, 3, 4})
+    header = ["Cohort", "Mode", "Probes", "Diverged / compared", "Judged corrupted", "Infra", "First divergence"]
+    return Table(header, rows, {2, 3, 4, 5})
 
 
 def repo_table(result: Analysis) -> Table | None:

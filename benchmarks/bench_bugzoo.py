@@ -53,8 +53,9 @@ class Row:
     probe_s: float | None  # the canary's own time: /metrics snapshot before -> after (server start excluded)
 
 
-def run_probe(part: str, dtype: str, run_id: str, cohorts: list[str] | None) -> float:
+def run_probe(part: str, dtype: str, run_id: str, cohorts: list[str] | None, seed: int = 0) -> float:
     cmd = [sys.executable, "-m", "eval.cli", "probe", FILES[part], "--run-id", run_id, "-c", f"model.dtype={dtype}"]
+    cmd += ["-c", f"workloads.canary.seed={seed}"]
     for c in cohorts or []:
         cmd += ["--cohort", c]
     start = time.monotonic()
@@ -154,7 +155,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dtype", action="append", choices=["float32", "bfloat16"], help="default: both")
     ap.add_argument("--part", action="append", choices=list(FILES), help="default: both cohort files")
-    ap.add_argument("--clean-runs", type=int, default=0, help="extra runs of the reference + control cohorts only")
+    ap.add_argument(
+        "--clean-runs", type=int, default=0, help="extra runs of the reference + control only, canary seeds 1..N"
+    )
     ap.add_argument("--tag", default="1", help="run-id suffix of the full runs")
     ap.add_argument("--report", nargs="*", help="only read these finished run ids")
     args = ap.parse_args()
@@ -166,12 +169,14 @@ def main() -> None:
     rows = []
     for dtype in args.dtype or ["float32", "bfloat16"]:
         for part in args.part or list(FILES):
-            runs: list[tuple[str, list[str] | None]] = [(f"bugzoo-{part}-{dtype}-{args.tag}", None)]
+            runs: list[tuple[str, list[str] | None, int]] = [(f"bugzoo-{part}-{dtype}-{args.tag}", None, 0)]
             control = [REFERENCES[part], next(c for c, p in CONTROLS.items() if p == part)]
-            runs += [(f"bugzoo-{part}-{dtype}-clean{i}", control) for i in range(1, args.clean_runs + 1)]
-            for run_id, cohorts in runs:
+            # Each clean run probes other prompts (canary seed i): on CPU a repeat with the same prompts gives
+            # the same outputs, so only new prompts are new evidence.
+            runs += [(f"bugzoo-{part}-{dtype}-seed{i}", control, i) for i in range(1, args.clean_runs + 1)]
+            for run_id, cohorts, seed in runs:
                 if not (ROOT / "results" / run_id).is_dir():
-                    took = run_probe(part, dtype, run_id, cohorts)
+                    took = run_probe(part, dtype, run_id, cohorts, seed)
                     print(f"  {run_id}: {took:.0f} s", flush=True)
                 rows += read_run(run_id)
     show(rows)

@@ -6,6 +6,7 @@ token that is not the processed argmax), the stock control must be exact, and dr
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -31,7 +32,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return results / "zoo"
 
 
-def summary(run_dir: Path, cohort: str) -> dict:  # type: ignore[type-arg]
+def summary(run_dir: Path, cohort: str) -> dict[str, Any]:
     data = read_json(run_dir / cohort / "canary.json")
     assert isinstance(data, dict), f"no canary.json for {cohort}"
     return data

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from analysis.summary import DEFAULT_POLICY, CohortSummary
 from analysis.verdict import decide
 
 
-def canary_only(**kw: object) -> CohortSummary:
+def canary_only(**kw: Any) -> CohortSummary:
     base = CohortSummary(
         name="mtp", label="MTP", factors={}, factor_labels={}, columns={}, control="off", policy=dict(DEFAULT_POLICY),
         probes_total=32, probes_compared=32, probes_diverged=3, probes_infra=0,

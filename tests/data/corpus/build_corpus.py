@@ -3,10 +3,11 @@
 1. Single replies copied from public issue and pull-request threads (a JSONL of rows, one per reply, each with
    its source URL, expected labels and the reason).
 2. Real SWE-bench agent trajectories (mini-swe-agent with deepseek-chat, tool calling), read with `git show`
-   from a local git mirror of github.com/SWE-agent/mini-swe-agent at the commits named in TRAJECTORY_SOURCES.
-   They are the hard negatives: every turn is expected clean.
+   from a local git mirror of github.com/SWE-agent/mini-swe-agent at the commits named in TRAJECTORY_SOURCES,
+   and, given a mirror of github.com/princeton-nlp/SWE-agent, the GPT-4 trajectories of its test data (text
+   commands, no tools). They are the hard negatives: every turn is expected clean.
 
-    python tests/data/corpus/build_corpus.py ISSUE_ROWS.jsonl MIRROR_GIT_DIR OUT.jsonl.gz
+    python tests/data/corpus/build_corpus.py ISSUE_ROWS.jsonl MIRROR_GIT_DIR OUT.jsonl.gz [SWE_AGENT_MIRROR]
 
 Each trajectory row keeps its provenance (repo, commit, path) and the OpenAI request context (tools, prompt).
 Next to OUT it writes MANIFEST.jsonl: per row its id, source, split, kind, expected labels, reason, number of
@@ -81,6 +82,41 @@ def trajectory_row(mirror: Path, commit: str, path: str) -> dict[str, Any]:
     }
 
 
+# SWE-agent's own test data: GPT-4 trajectories of its text-command agent (commands in a fenced block, no tools).
+SWE_AGENT_REPO = "princeton-nlp/SWE-agent"
+SWE_AGENT_FOLDER = "tests/test_data/trajectories/"
+
+
+def swe_agent_row(mirror: Path, commit: str, path: str) -> dict[str, Any]:
+    history = json.loads(git(mirror, "show", f"{commit}:{path}"))["history"]
+    first = next(i for i, m in enumerate(history) if m.get("role") == "assistant")
+    prompt = [{"role": m["role"], "content": m.get("content") or ""} for m in history[:first]]
+    turns: list[dict[str, Any]] = []
+    for m in history[first:]:
+        if m.get("role") == "assistant":
+            turns.append({"content": m.get("content"), "tool_calls": [], "finish_reason": "stop", "observation": ""})
+        elif turns:
+            turns[-1]["observation"] += str(m.get("content") or "")
+    key = Path(path).stem
+    return {
+        "id": f"traj:swe-agent:{key}",
+        "source": f"github:{SWE_AGENT_REPO}@{commit}:{path}",
+        "split": split_of(key),
+        "kind": "trajectory",
+        "labels": [],
+        "reason": "real agent trajectory (GPT-4, SWE-agent text commands, no tools): hard negative",
+        "request": {"messages": prompt},
+        "turns": turns,
+    }
+
+
+def swe_agent_rows(mirror: Path) -> list[dict[str, Any]]:
+    commit = git(mirror, "rev-parse", "HEAD").strip()
+    listing = git(mirror, "ls-tree", "-r", "--name-only", commit, SWE_AGENT_FOLDER).split("\n")
+    paths = sorted(p for p in listing if p.endswith(".traj") and "/gpt4__" in p)
+    return [swe_agent_row(mirror, commit, p) for p in paths]
+
+
 def trajectory_rows(mirror: Path) -> list[dict[str, Any]]:
     rows = []
     for commit, folder in TRAJECTORY_SOURCES:
@@ -102,9 +138,11 @@ def manifest_entry(row: dict[str, Any]) -> dict[str, Any]:
     return {**{k: row.get(k) for k in keys}, "turns": len(row.get("turns", [])) or 1, "sha256": row_digest(row)}
 
 
-def main(issue_rows: Path, mirror: Path, out: Path) -> None:
+def main(issue_rows: Path, mirror: Path, out: Path, swe_agent_mirror: Path | None = None) -> None:
     rows = [json.loads(line) for line in issue_rows.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows += trajectory_rows(mirror)
+    if swe_agent_mirror is not None:
+        rows += swe_agent_rows(swe_agent_mirror)
     with gzip.open(out, "wt", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -115,4 +153,4 @@ def main(issue_rows: Path, mirror: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]) if len(sys.argv) > 4 else None)

@@ -82,8 +82,14 @@ def classify_messages(
 
     A line is an OpenAI assistant message, optionally with the request's "tools", "tool_choice" and prompt
     "messages" as extra keys, or a pair {"request": {"messages", "tools", "tool_choice"}, "response": <a
-    chat.completion or its message>}. Without tools nothing is assumed about tools. Format and examples:
-    docs/classifier.md.
+    chat.completion or its message>}. Without tools nothing is assumed about tools (no missing_tool_call, no
+    unknown_tool). More in docs/classifier.md. Two input lines:
+
+    {"role": "assistant", "content": "{\\"name\\": \\"get_weather\\", ...}", "tools": [{"type": "function",
+    "function": {"name": "get_weather"}}], "messages": [{"role": "user", "content": "Weather?"}]}
+
+    {"request": {"tools": [...], "tool_choice": "required"}, "response": {"choices": [{"message": {"role":
+    "assistant", "content": "It is sunny."}, "finish_reason": "stop"}]}}
 
     Example: specqual classify-messages traffic.jsonl labels.jsonl --tool-format hermes
     """

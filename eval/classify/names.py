@@ -3,7 +3,8 @@
 swapped (`isVisibelWhenInTBs`, `calculate_totl`, `proccess_data`).
 
 Decidable only for names that are clearly identifiers and edits that are clearly slips:
-  - the name is at least MIN_NAME characters and has a `_` or a camel hump (`aB`): plain words never count;
+  - the name is at least MIN_NAME characters and has a `_`, a camel hump (`aB`), a `/` or a `.` (an
+    identifier, a path, a dotted module or file name): plain words never count;
   - the edit sits inside a word segment of at least MIN_SEGMENT letters (segments split at `_ . - /`,
     digits and camel humps), not on its first or last letter: `parse` -> `parser`, `get_x` -> `set_x`,
     `item` -> `items` are how new names are made; case changes and separator edits never count;
@@ -47,7 +48,10 @@ def id_slip(original: bytes, written: bytes) -> bool:
 
 
 def is_name(tok: bytes) -> bool:
-    return len(tok) >= MIN_NAME and (b"_" in tok or _HUMP.search(tok) is not None)
+    """An identifier, a path or a dotted name: `_`, a camel hump, `/` or `.` (plain words never count)."""
+    if len(tok) < MIN_NAME:
+        return False
+    return b"_" in tok or b"/" in tok or b"." in tok or _HUMP.search(tok) is not None
 
 
 @dataclass

@@ -143,6 +143,8 @@ NEAR_MISSES = [
     ("def calculate_total(items):", "Call calculate_totl(items) here."),  # one letter dropped
     ("process_data = load()", "Then proccess_data is reused."),  # one letter doubled
     ("rule 43063446-b519-4acc-9c4d-cc9eb8773a92", "Rule 43063446-b519-4acc-9c4d-cceb8773a92 applies."),  # UUID
+    ("see src/utils/helpers.py", "I edited src/utils/helpres.py as asked."),  # a path
+    ("import sklearn.preprocessing", "Use sklearn.preprocesing.scale here."),  # a dotted module name
 ]
 
 
@@ -158,6 +160,7 @@ NEW_NAMES = [
     ("user_name = 'x'", "Now set_user_name and get_user_name exist."),
     ("max_length = 10", "MAX_LENGTH and Max_Length are different."),  # case changes
     ("version 4.2.1 of the tool", "It works on 4.2.x and 4.3.0."),
+    ("read config.yaml first", "Also read config.yml and src/utils/helper.py."),  # short segments, new files
 ]
 
 

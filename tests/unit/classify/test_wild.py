@@ -144,7 +144,7 @@ NEAR_MISSES = [
     ("process_data = load()", "Then proccess_data is reused."),  # one letter doubled
     ("rule 43063446-b519-4acc-9c4d-cc9eb8773a92", "Rule 43063446-b519-4acc-9c4d-cceb8773a92 applies."),  # UUID
     ("see src/utils/helpers.py", "I edited src/utils/helpres.py as asked."),  # a path
-    ("import sklearn.preprocessing", "Use sklearn.preprocesing.scale here."),  # a dotted module name
+    ("import sklearn.preprocessing", "Then import sklearn.preprocesing again."),  # a dotted module name
 ]
 
 

@@ -104,3 +104,29 @@ def _draft_correct(mtp: Any, model: Any, ids: Any, hidden: Any, k: int, step_mas
         correct.append((draft == want)[0].tolist())
         prev, tokens = out, draft
     return correct
+
+
+def load(model_dir: str) -> Any:
+    """The trained main stack as a transformers model (checkpoint names back to transformers')."""
+    from safetensors.torch import load_file
+    from transformers import NemotronHConfig, NemotronHForCausalLM
+
+    model = NemotronHForCausalLM(NemotronHConfig.from_pretrained(model_dir))
+    tensors = load_file(f"{model_dir}/model.safetensors")
+    state = {("model." + k[len("backbone.") :] if k.startswith("backbone.") else k): v for k, v in tensors.items()}
+    model.load_state_dict({k: v for k, v in state.items() if not k.startswith("mtp.")})
+    return model.eval()
+
+
+def greedy(model: Any, prompt_ids: list[int], eos: int, max_new: int) -> list[int]:
+    """Greedy continuation with the training forward (no cache: a full forward per token)."""
+    import torch
+
+    out: list[int] = []
+    with torch.no_grad():
+        while len(out) < max_new:
+            token = int(model(input_ids=torch.tensor([prompt_ids + out])).logits[0, -1].argmax())
+            out.append(token)
+            if token == eos:
+                break
+    return out

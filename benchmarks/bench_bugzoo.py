@@ -96,6 +96,18 @@ def read_run(run_id: str) -> list[Row]:
     return rows
 
 
+def rejudge(run_id: str) -> None:
+    """Re-run the comparison and judgement of a finished run (its id says file, dtype and canary seed)."""
+    from eval.canary.results import compare_and_summarize
+    from eval.spec.load import load_spec
+    from eval.store.run import RunDir
+
+    _, part, dtype, tag = run_id.split("-", 3)
+    seed = int(tag.removeprefix("seed")) if tag.startswith("seed") else 0
+    loaded = load_spec([str(ROOT / FILES[part]), f"model.dtype={dtype}", f"workloads.canary.seed={seed}"])
+    compare_and_summarize(loaded, RunDir(ROOT / "results" / run_id), {})
+
+
 def show(rows: list[Row]) -> None:
     print(
         f"{'run':<28} {'cohort':<16} {'bug':<14} {'verdict':<10} {'corrupt':>8} {'diff':>5} {'ties':>5} "
@@ -160,8 +172,11 @@ def main() -> None:
     )
     ap.add_argument("--tag", default="1", help="run-id suffix of the full runs")
     ap.add_argument("--report", nargs="*", help="only read these finished run ids")
+    ap.add_argument("--rejudge", action="store_true", help="with --report: judge the records again first")
     args = ap.parse_args()
     if args.report:
+        for run in args.report if args.rejudge else []:
+            rejudge(run)
         rows = [r for run in args.report for r in read_run(run)]
         show(rows)
         score(rows)

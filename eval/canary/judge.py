@@ -5,13 +5,14 @@ greedy output depends on batch composition (exact ties, different reduction orde
 from the reference now and then. Every completion therefore asks for its top-k logprobs (raw, vLLM's default
 `logprobs_mode`), and a difference is judged with three checks, all from what the servers returned:
 
-1. **Self-consistency** (no reference needed): at every position of a greedy request the chosen token must be
-   the argmax of the *processed* distribution. The judge knows the request's parameters and re-applies them to
-   the returned raw logprobs (logit_bias added, tokens outside `allowed_token_ids` masked; presence and
-   frequency penalties from the request's own earlier output; stop tokens masked before `min_tokens`). A
-   chosen token that loses to another by more than `SELF_TOLERANCE` nats is a sampler bug: a processor
-   skipped on draft rows, or logprobs returned after processing. Repetition penalty and bad words are not
-   modelled (the probes do not send them).
+1. **Self-consistency**: from the first divergence on (everywhere without a reference: before it, the
+   reference made the same choices) the chosen token of a greedy request must be the argmax of the *processed*
+   distribution. The judge knows the request's parameters and re-applies them to the returned raw logprobs
+   (tokens outside `allowed_token_ids` masked; presence and frequency penalties from the request's own earlier
+   output; stop tokens masked before `min_tokens`). A chosen token that loses to another by more than
+   `SELF_TOLERANCE` nats is a sampler bug: a processor skipped on draft rows, or logprobs returned after
+   processing. Repetition penalty, bad words and the EOS that vLLM also masks before `min_tokens` are not
+   modelled (the probes send none of the first two; the third is why the agreeing prefix is exempt).
 2. **Logprobs**: while the tokens agree, the chosen tokens' logprobs must agree with the reference's within
    `logprob_tolerance` (numerical noise is far smaller; the PR #30846 bug returns penalised logprobs).
 3. **The first divergence**: both sides share the prefix, so the reference's top-k at that position is the
@@ -19,7 +20,7 @@ from the reference now and then. Every completion therefore asks for its top-k l
    the reference ranks the cohort's token within `near_tie_nats` of its own choice, and the cohort ranks the
    reference's token within `near_tie_nats` of its choice. A token outside the other side's top-k, or a wider
    margin, is corruption. After a benign flip the continuations are no longer comparable; check 1 still runs
-   on the cohort's whole output.
+   on the rest of the cohort's output.
 """
 
 from __future__ import annotations
@@ -85,10 +86,12 @@ def _scores(rec: ProbeRecord, i: int) -> dict[str, float] | None:
     return {t: adjusted(t, lp, i, prefix, rec.params) for t, lp in raw.items()}
 
 
-def self_violation(rec: ProbeRecord) -> tuple[float, int | None]:
-    """Worst (best other - chosen) processed score over the output; positive beyond tolerance = not argmax."""
+def self_violation(rec: ProbeRecord, start: int = 0) -> tuple[float, int | None]:
+    """Worst (best other - chosen) processed score over the output from `start`; beyond tolerance = not argmax."""
     worst, where = 0.0, None
     for i, tok in enumerate(rec.output_token_ids or []):
+        if i < start:
+            continue
         scores = _scores(rec, i)
         if not scores or str(tok) not in scores:
             continue
@@ -124,7 +127,13 @@ def judge(rec: ProbeRecord, ref: ProbeRecord | None, near_tie: float, lp_toleran
     if rec.output_top_logprobs is None:
         verdict = "corrupted" if rec.diverged else "exact"
         return Judgement(verdict, "no logprobs: token equality decides")
-    worst, where = self_violation(rec)
+    # Where the speculation-off reference chose the same tokens from the same context, the choice is the
+    # reference's own processing (e.g. vLLM also masks EOS before min_tokens, which the judge does not model):
+    # self-consistency is checked from the first divergence on (everywhere without a reference).
+    agreed = 0
+    if ref is not None and ref.output_token_ids is not None:
+        agreed = len(out) if rec.first_divergence is None else rec.first_divergence
+    worst, where = self_violation(rec, agreed)
     j = Judgement("exact", "", self_violation=round(worst, 4), self_violation_at=where)
     if worst > SELF_TOLERANCE:
         j.verdict = "corrupted"

@@ -81,3 +81,13 @@ def test_the_summary_counts_judged_corruption_not_divergence() -> None:
     apply_comparison(flip, ref, "ref")
     s = summarize("c", [flip], False, 1)
     assert (s.diverged, s.corrupted, s.near_ties, s.verdict) == (1, 0, 1, "clean")
+
+
+def test_a_choice_the_reference_made_too_is_not_the_cohorts_fault() -> None:
+    """vLLM also masks EOS before min_tokens (not modelled): where spec-off chose the same, nothing is flagged."""
+    params = {"min_tokens": 4, "stop_token_ids": [9]}
+    tops = [{7: -0.1, 8: -2.0}, {4: -0.5, 8: -0.9}]  # token 4 (EOS) masked by vLLM, chosen 8
+    ref, coh = rec([7, 8], tops, params), rec([7, 8], tops, params)
+    apply_comparison(coh, ref, "ref")
+    assert coh.judgement is not None and coh.judgement["verdict"] == "exact"
+    assert judge(coh, None, 0.25, 0.5).verdict == "corrupted"  # without a reference it cannot know

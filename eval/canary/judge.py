@@ -113,12 +113,27 @@ def logprob_delta(rec: ProbeRecord, ref: ProbeRecord, upto: int) -> float | None
     return max(deltas, default=0.0)
 
 
-def _margin(side: ProbeRecord, d: int, own: int, other: int) -> float:
-    """How far `other` trails `own` in `side`'s processed scores at d (inf: `other` not in its top-k)."""
+def _margin(side: ProbeRecord, d: int, own: int, other: int, theirs: dict[str, float] | None = None) -> float:
+    """How far `other` trails `own` in `side`'s processed scores at d (inf: `other` is not in its top-k).
+
+    `theirs`: the other side's scores at d, used for `other` when `side`'s top-k lacks it; the caller passes
+    them only where both sides' raw top-k lists agree (the same context must give the same distribution; a
+    state bug does not, so it keeps inf). This makes `allowed_token_ids` judgeable: its candidates are rarely
+    in the raw top-k."""
     scores = _scores(side, d)
-    if scores is None or str(own) not in scores or str(other) not in scores:
+    if scores is None or str(own) not in scores:
         return INF
-    return scores[str(own)] - scores[str(other)]
+    if str(other) in scores:
+        return scores[str(own)] - scores[str(other)]
+    if theirs is None or str(other) not in theirs:
+        return INF
+    return scores[str(own)] - theirs[str(other)]
+
+
+def _agree(a: dict[str, float], b: dict[str, float], tolerance: float = 0.05) -> bool:
+    """At least 3 shared finite tokens whose scores differ by at most `tolerance` nats."""
+    shared = [t for t in a if t in b and math.isfinite(a[t]) and math.isfinite(b[t])]
+    return len(shared) >= 3 and max(abs(a[t] - b[t]) for t in shared) <= tolerance
 
 
 def judge(rec: ProbeRecord, ref: ProbeRecord | None, near_tie: float, lp_tolerance: float) -> Judgement:
@@ -160,8 +175,11 @@ def _judge_divergence(j: Judgement, rec: ProbeRecord, ref: ProbeRecord, d: int, 
     if d >= len(out) or d >= len(ref_out):
         j.verdict, j.reason = "corrupted", f"the output {'ends' if d >= len(out) else 'runs on'} at token {d}"
         return j
-    j.margin_reference = _margin(ref, d, ref_out[d], out[d])
-    j.margin_cohort = _margin(rec, d, out[d], ref_out[d])
+    raw_mine, raw_theirs = (r.output_top_logprobs[d] if r.output_top_logprobs else {} for r in (rec, ref))
+    agree = _agree(raw_mine, raw_theirs)  # the raw top-k lists: same context, same distribution?
+    mine, theirs = (_scores(rec, d), _scores(ref, d)) if agree else (None, None)
+    j.margin_reference = _margin(ref, d, ref_out[d], out[d], mine)
+    j.margin_cohort = _margin(rec, d, out[d], ref_out[d], theirs)
     worst = max(j.margin_reference, j.margin_cohort)
     shown = "outside the top-k" if math.isinf(worst) else f"{worst:.3g} nats"
     if worst <= near_tie:

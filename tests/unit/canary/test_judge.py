@@ -91,3 +91,17 @@ def test_a_choice_the_reference_made_too_is_not_the_cohorts_fault() -> None:
     apply_comparison(coh, ref, "ref")
     assert coh.judgement is not None and coh.judgement["verdict"] == "exact"
     assert judge(coh, None, 0.25, 0.5).verdict == "corrupted"  # without a reference it cannot know
+
+
+def test_a_tie_outside_the_top_k_is_judged_from_the_other_sides_logprob() -> None:
+    """allowed_token_ids: the candidates are rarely in the raw top-k; when both sides list the same distribution
+    the other side's logprob of the token stands in (a bf16 tie between two allowed tokens is benign)."""
+    params = {"allowed_token_ids": [69, 71]}
+    shared = {1: -4.0, 2: -4.1, 3: -4.2}
+    ref = rec([69], [{**shared, 69: -4.94}], params)
+    coh = rec([71], [{**shared, 71: -4.94}], params)
+    apply_comparison(coh, ref, "ref")
+    assert coh.judgement is not None and coh.judgement["verdict"] == "near_tie"
+    drifted = rec([71], [{1: -1.0, 2: -4.1, 3: -6.2, 71: -4.94}], params)  # another distribution: a state bug
+    apply_comparison(drifted, ref, "ref")
+    assert drifted.judgement is not None and drifted.judgement["verdict"] == "corrupted"

@@ -175,7 +175,7 @@ def _judge_divergence(j: Judgement, rec: ProbeRecord, ref: ProbeRecord, d: int, 
     if d >= len(out) or d >= len(ref_out):
         j.verdict, j.reason = "corrupted", f"the output {'ends' if d >= len(out) else 'runs on'} at token {d}"
         return j
-    raw_mine, raw_theirs = (r.output_top_logprobs[d] if r.output_top_logprobs else {} for r in (rec, ref))
+    raw_mine, raw_theirs = (_top(r, d) for r in (rec, ref))
     agree = _agree(raw_mine, raw_theirs)  # the raw top-k lists: same context, same distribution?
     mine, theirs = (_scores(rec, d), _scores(ref, d)) if agree else (None, None)
     j.margin_reference = _margin(ref, d, ref_out[d], out[d], mine)
@@ -191,6 +191,11 @@ def _judge_divergence(j: Judgement, rec: ProbeRecord, ref: ProbeRecord, d: int, 
     j.margin_reference = _finite(j.margin_reference)
     j.margin_cohort = _finite(j.margin_cohort)
     return j
+
+
+def _top(rec: ProbeRecord, i: int) -> dict[str, float]:
+    tops = rec.output_top_logprobs or []
+    return tops[i] if i < len(tops) else {}
 
 
 def _finite(x: float | None) -> float | None:

@@ -6,7 +6,8 @@ The rule (written into every report):
    missing. With a control, the test is on the per-instance excess over the control's share, paired by
    instance (what the compared factor added: a model that loops on its own fails its control, not every cohort
    compared with it); without one, on the share itself. Corrupted trajectories are counted and shown whatever
-   the test says.
+   the test says; a share (or excess) above the ceiling that is not yet significant makes the cohort
+   INCONCLUSIVE, never PASS.
 2. INCONCLUSIVE when more than `max_infra_rate` of the units have no grade (infra failures, ungraded), or of
    the instances are not graded in both the cohort and its control, or when the cohort's server kept dying and
    the stack gave up restarting it (`server.max_restarts`): the accuracy test is not run on a sample the
@@ -65,7 +66,7 @@ def _canary(s: CohortSummary, fails: list[str], notes: list[str], missing: list[
         notes.append(f"canary clean: 0/{s.probes_compared} probes {what}{ref}{ties}")
 
 
-def _corruption(s: CohortSummary, fails: list[str], notes: list[str]) -> None:
+def _corruption(s: CohortSummary, fails: list[str], notes: list[str], missing: list[str]) -> None:
     rate, t = s.corruption_rate, s.corruption_test
     if rate is None:
         return
@@ -81,7 +82,9 @@ def _corruption(s: CohortSummary, fails: list[str], notes: list[str]) -> None:
     if t is not None and t.significant:
         fails.append(f"{msg} > {limit} ({bound}, significant after {t.decided_at} instances)")
     elif (t.excess if t is not None else rate) > ceiling:
-        notes.append(f"{msg} above the {limit} but not significantly ({bound}, {t.instances if t else 0} instances)")
+        # Not evidence enough to fail, and not a clean bill either: a share above the ceiling cannot PASS.
+        n = t.instances if t else 0
+        missing.append(f"{msg} above the {limit} but not significantly ({bound}, {n} instances): cannot tell yet")
     else:
         notes.append(f"{msg} <= {limit}")
 
@@ -141,7 +144,7 @@ def decide(s: CohortSummary, cmp: PairedComparison | None) -> tuple[str, str]:
     notes: list[str] = []
     missing: list[str] = []
     _canary(s, fails, notes, missing)
-    _corruption(s, fails, notes)
+    _corruption(s, fails, notes, missing)
     _server(s, notes, missing)
     infra = s.missing_rate
     if infra is not None and infra > float(s.policy["max_infra_rate"]):

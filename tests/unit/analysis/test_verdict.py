@@ -70,7 +70,8 @@ def test_corruption_above_ceiling_fails_only_when_significant() -> None:
     assert verdict == "FAIL" and "3.00% > ceiling 2.00%" in reason and "significant after 40 instances" in reason
     s = replace(s, corruption_test=excess(0.03, 0.01, False, paired=False))
     verdict, reason = decide(s, None)
-    assert verdict == "PASS" and "above the ceiling 2.00% but not significantly" in reason
+    assert verdict == "INCONCLUSIVE" and "above the ceiling 2.00% but not significantly" in reason
+    assert "cannot tell yet" in reason
 
 
 def test_inconclusive_accuracy_says_how_many_instances_a_verdict_needs() -> None:
@@ -172,14 +173,14 @@ def units(cohort: str, flagged: list[int], instances: int = 4, repeats: int = 3)
     return pd.DataFrame(rows)
 
 
-def test_one_flagged_trajectory_more_than_the_control_is_not_a_fail() -> None:
+def test_one_flagged_trajectory_more_than_the_control_is_not_a_fail_nor_a_pass() -> None:
     # 12 trajectories each: one more flagged trajectory is an 8-point excess, and one classifier false positive.
     df = pd.concat([units("off", []), units("mtp", [5])])
     t = corruption.excess_test(df, "mtp", "off", 0.02, 0.05)
     assert t is not None and t.paired and not t.significant and t.excess == pytest.approx(1 / 12)
     s = summary(corrupted_trajectories=1, classified=12, control_corruption_rate=0.0, corruption_test=t)
     verdict, reason = decide(s, comparison(-0.02, 0.02))
-    assert verdict == "PASS" and "1/12 = 8.33%" in reason and "not significantly" in reason
+    assert verdict == "INCONCLUSIVE" and "1/12 = 8.33%" in reason and "not significantly" in reason
 
 
 def test_a_cohort_corrupting_most_trajectories_fails_within_a_few_instances() -> None:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from eval.models.hf_files import build_once
 
 GENERATOR_VERSION = 1
 DONE_MARKER = "specqual-generated.json"
@@ -54,21 +55,17 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     opts = TinyLlama.from_options(dict(options))
     blob = json.dumps({"v": GENERATOR_VERSION, "seed": seed, "opts": asdict(opts)}, sort_keys=True)
     target = Path(out_dir) / f"tiny-llama-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
-    if (target / DONE_MARKER).is_file():
-        return target
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / "config.json").write_text(json.dumps(hf_config(opts), indent=2) + "\n")
-    gen = {"bos_token_id": 1, "eos_token_id": 4, "pad_token_id": 0}
-    (tmp / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
-    _write_weights(tmp, opts, seed)
-    tok_opts = TinyNemotronH(vocab_size=opts.vocab_size, max_position_embeddings=opts.max_position_embeddings)
-    _write_tokenizer(tmp, tok_opts, seed)
-    (tmp / DONE_MARKER).write_text(json.dumps({"seed": seed, "options": asdict(opts)}, indent=2) + "\n")
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
-    return target
+
+    def write(tmp: Path) -> dict[str, Any]:
+        (tmp / "config.json").write_text(json.dumps(hf_config(opts), indent=2) + "\n")
+        gen = {"bos_token_id": 1, "eos_token_id": 4, "pad_token_id": 0}
+        (tmp / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
+        _write_weights(tmp, opts, seed)
+        tok_opts = TinyNemotronH(vocab_size=opts.vocab_size, max_position_embeddings=opts.max_position_embeddings)
+        _write_tokenizer(tmp, tok_opts, seed)
+        return {"seed": seed, "options": asdict(opts)}
+
+    return build_once(target, DONE_MARKER, write)
 
 
 def hf_config(opts: TinyLlama) -> dict[str, Any]:

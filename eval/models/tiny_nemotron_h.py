@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from eval.models.hf_files import build_once, write_tokenizer_files
 
 GENERATOR_VERSION = 1
 DONE_MARKER = "specqual-generated.json"
@@ -75,18 +76,14 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     """Write (or reuse) the model directory under `out_dir` and return it."""
     opts = TinyNemotronH.from_options(dict(options))
     target = Path(out_dir) / f"tiny-nemotron-h-{cache_key(seed, opts)}"
-    if (target / DONE_MARKER).is_file():
-        return target
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    _write_config(tmp, opts)
-    _write_weights(tmp, opts, seed)
-    _write_tokenizer(tmp, opts, seed)
-    (tmp / DONE_MARKER).write_text(json.dumps({"seed": seed, "options": asdict(opts)}, indent=2) + "\n")
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
-    return target
+
+    def write(tmp: Path) -> dict[str, Any]:
+        _write_config(tmp, opts)
+        _write_weights(tmp, opts, seed)
+        _write_tokenizer(tmp, opts, seed)
+        return {"seed": seed, "options": asdict(opts)}
+
+    return build_once(target, DONE_MARKER, write)
 
 
 def hf_config(opts: TinyNemotronH) -> dict[str, Any]:
@@ -192,21 +189,5 @@ def _write_weights(d: Path, opts: TinyNemotronH, seed: int) -> None:
 def _write_tokenizer(d: Path, opts: TinyNemotronH, seed: int) -> None:
     from eval.models.tiny_nemotron_h_tokenizer import train_byte_level_bpe
 
-    template = CHAT_TEMPLATE_FILE.read_text(encoding="utf-8")
     train_byte_level_bpe(d, opts.vocab_size, seed, SPECIAL_TOKENS, TOOL_TOKENS)
-    config = {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "model_max_length": opts.max_position_embeddings,
-        "bos_token": "<s>",
-        "eos_token": "<|im_end|>",
-        "pad_token": "<pad>",
-        "unk_token": None,
-        "add_bos_token": False,
-        "add_eos_token": False,
-        "clean_up_tokenization_spaces": False,
-        "chat_template": template,
-    }
-    (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
-    special = {"bos_token": "<s>", "eos_token": "<|im_end|>", "pad_token": "<pad>"}
-    (d / "special_tokens_map.json").write_text(json.dumps(special, indent=2) + "\n")
-    (d / "chat_template.jinja").write_text(template, encoding="utf-8")
+    write_tokenizer_files(d, CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"), opts.max_position_embeddings)

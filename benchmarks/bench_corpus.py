@@ -1,4 +1,4 @@
-"""Benchmark: the classifier's error rates on the real-world corpus (tests/data/corpus, docs/classifier.md).
+"""Benchmark: the classifier's error rates on the real-world corpus (tests/data/corpus, docs/trust/classifier.md).
 
     .venv/bin/python benchmarks/bench_corpus.py                          # corpus found as the tests find it
     .venv/bin/python benchmarks/bench_corpus.py --corpus PATH --misses   # a given corpus; list misses and alarms

@@ -4,7 +4,7 @@
 
 Graders: every local task's gold patch through the docker grader (the harness's `run_instance`) and through
 the local grader (bwrap), after one warm-up pass that builds the instance images. Sandboxes: open, five
-`true` commands, `diff` + close, per unit, docker and bwrap. Prints medians and means (docs/grading.md).
+`true` commands, `diff` + close, per unit, docker and bwrap. Prints medians and means (docs/using/grading.md).
 """
 
 from __future__ import annotations

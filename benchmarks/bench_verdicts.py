@@ -5,7 +5,7 @@ paired Beta-Binomial runs of up to 500 instances; the verdict of a run of n inst
 test decided by n, so one sequence of 500 gives every size of the grid. Reports the worst false PASS (drop =
 margin) and false FAIL (drop = 0 or = margin) over the grid at every size, power, and instances to a verdict.
 Corruption: control share x ICC x repeats x true excess (0, the ceiling, 5 pts, the seed's 59 pts), paired and
-without a control. Prints Markdown (the tables of docs/analysis.md).
+without a control. Prints Markdown (the tables of docs/trust/analysis.md).
 
     nice -n 10 .venv/bin/python benchmarks/bench_verdicts.py                 # 4000 runs per cell, ~3 min
     nice -n 10 .venv/bin/python benchmarks/bench_verdicts.py --paths 1000   # quick look

@@ -1,4 +1,4 @@
-# Recipe sweep for the organism on a GPU node (benchmarks/organism_sweep.py); see docs/organism.md.
+# Recipe sweep for the organism on a GPU node (benchmarks/organism_sweep.py); see docs/trust/organism.md.
 python3 -m pip install -q --no-index --find-links .organism-wh --target /tmp/pl transformers==5.24.0 >/dev/null 2>&1
 export PYTHONPATH=/tmp/pl:$PWD CUBLAS_WORKSPACE_CONFIG=:4096:8 SWEEP_EM=48 SWEEP_ACC=8
 C='"device": "cuda", "steps": 900'

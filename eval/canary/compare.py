@@ -1,6 +1,6 @@
 """Token-by-token comparison with a reference cohort, the per-cohort summary and the canary verdict.
 
-Comparison design (docs/canary.md): a cohort with a control (from `comparisons` in the cohort file) is compared
+Comparison design (docs/trust/canary.md): a cohort with a control (from `comparisons` in the cohort file) is compared
 with its control, probe by probe and request by request (the concurrent request too: a state bug can hit the
 other request of the batch). A cohort without a control is compared with the canary's reference cohort
 (`workloads.canary.reference`), so that speculation-off cohorts are checked as well. When the chosen cohort has no

@@ -8,7 +8,7 @@
 - `chunked_tail`: a fresh prompt whose last chunked-prefill chunk is short (1 to 6 tokens: at most K+1 for MTP
   K=5), sent while another request decodes (PR #35447 / #37303: a short extend processed as a speculative
   decode). The server needs a small token budget (`max_num_batched_tokens`, below the block size) for the
-  prompt to be chunked at all: a setting of the zoo's cohort files, documented in docs/canary.md.
+  prompt to be chunked at all: a setting of the zoo's cohort files, documented in docs/trust/canary.md.
 """
 
 from __future__ import annotations

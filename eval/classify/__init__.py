@@ -1,7 +1,7 @@
 """Corruption classifier: label every turn and trajectory of raw model responses, with evidence.
 
 Read-only and post hoc: it writes labels.json (results/README.md), never changes a grade and never removes a
-trajectory from a denominator. The ordered detector table is `eval.classify.table.DETECTORS`; docs/classifier.md
+trajectory from a denominator. The ordered detector table is `eval.classify.table.DETECTORS`; docs/trust/classifier.md
 describes every label, what triggers it and the false-positive traps it avoids.
 
     from eval.classify import Context, classify_trajectory

@@ -1,4 +1,4 @@
-"""Score the classifier on a labelled corpus of real outputs (tests/data/corpus, docs/classifier.md).
+"""Score the classifier on a labelled corpus of real outputs (tests/data/corpus, docs/trust/classifier.md).
 
 A corpus is JSONL (optionally gzipped), one row per source item:
   - a reply: `{"id", "source", "split", "kind": "corrupt"|"clean", "labels": [expected], "reason",

@@ -83,7 +83,7 @@ def classify_messages(
     A line is an OpenAI assistant message, optionally with the request's "tools", "tool_choice" and prompt
     "messages" as extra keys, or a pair {"request": {"messages", "tools", "tool_choice"}, "response": <a
     chat.completion or its message>}. Without tools nothing is assumed about tools (no missing_tool_call, no
-    unknown_tool). More in docs/classifier.md. Two input lines:
+    unknown_tool). More in docs/trust/classifier.md. Two input lines:
 
     {"role": "assistant", "content": "{\\"name\\": \\"get_weather\\", ...}", "tools": [{"type": "function",
     "function": {"name": "get_weather"}}], "messages": [{"role": "user", "content": "Weather?"}]}

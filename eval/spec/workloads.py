@@ -33,7 +33,7 @@ class CanaryWorkload(Strict):
     reference: Name | None = Field(
         None, description="cohort whose outputs cohorts without a control are compared with (default: first such)"
     )
-    # The judgement (docs/canary.md, "How it judges"): one setting for every build and dtype, calibrated on
+    # The judgement (docs/trust/canary.md, "How it judges"): one setting for every build and dtype, calibrated on
     # clean-vs-clean runs. 0 logprobs turns the judgement off (token equality only).
     logprobs: int = Field(5, ge=0, le=20, description="top-k logprobs asked for on every completion (judgement)")
     near_tie_nats: float = Field(

@@ -117,7 +117,7 @@ def write_tokenizer(d: Path, opts: Organism, seed: int) -> Any:
 
     tok = Tokenizer(models.BPE())
     # A plain byte-level BPE: isolating punctuation and digits (so copied spans tokenize alike in the statement
-    # and the command) made sequences 30% longer and did not speed up learning to copy (docs/organism.md).
+    # and the command) made sequences 30% longer and did not speed up learning to copy (docs/trust/organism.md).
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(

@@ -13,7 +13,7 @@ Each trajectory row keeps its provenance (repo, commit, path) and the OpenAI req
 Next to OUT it writes MANIFEST.jsonl: per row its id, source, split, kind, expected labels, reason, number of
 turns and the SHA-256 of the row as written, and no copied text. The manifest is what the repository
 carries (tests/data/corpus/MANIFEST.jsonl); the corpus itself is third-party text and is kept outside the
-repository's history (docs/classifier.md says where the tests look for it).
+repository's history (docs/trust/classifier.md says where the tests look for it).
 """
 
 from __future__ import annotations

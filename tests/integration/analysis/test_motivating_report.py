@@ -1,6 +1,6 @@
 """The done-when of the report: the motivating table reproduced exactly from a 500 x 3 x 4 synthetic run,
 unpatched MTP-5 FAIL, patched MTP-5 not FAIL (INCONCLUSIVE: the anytime-valid test needs about 650 instances to
-exclude a 3-point drop at 3 repeats; docs/analysis.md), and `--fail-on FAIL` gating the exit code."""
+exclude a 3-point drop at 3 repeats; docs/trust/analysis.md), and `--fail-on FAIL` gating the exit code."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The classifier on real outputs: the corpus of tests/data/corpus (replies copied from public bug reports and
-real SWE-bench agent trajectories; docs/classifier.md). Thresholds of issue 18: at least 90% of the corrupted
+real SWE-bench agent trajectories; docs/trust/classifier.md). Thresholds of issue 18: at least 90% of the corrupted
 turns detected, at most 1% of the clean turns flagged. The corpus is third-party text kept outside git history
 (MANIFEST.jsonl is committed): the test runs where the corpus is present and checks it is the one the
 manifest describes.

@@ -12,6 +12,9 @@ import time
 
 import pytest
 
+# The local task set's session fixtures (`local_set`, `tasks`), one definition for every tier.
+pytest_plugins = ["tests.fixtures.local_tasks"]
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("vllm") is not None)

@@ -45,24 +45,6 @@ def image_cache() -> Path:
     return cache_root()
 
 
-@pytest.fixture(scope="session")
-def local_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from eval.tasks.local_set import generate
-
-    out = tmp_path_factory.mktemp("local-set")
-    generate(out)
-    return out
-
-
-@pytest.fixture(scope="session")
-def tasks(local_set: Path) -> list[Task]:
-    from eval.spec.models import SWEBenchWorkload
-    from eval.tasks.load import load_tasks
-
-    w = SWEBenchWorkload.model_validate({"dataset": "specqual/local", "path": str(local_set)})
-    return load_tasks(w, local_set)
-
-
 def by_id(tasks: list[Task], name: str) -> Task:
     return next(t for t in tasks if t.instance_id == f"specqual__{name}-1")
 

@@ -1,4 +1,4 @@
-"""Files every generated model directory shares: the ChatML tokenizer's config files and the atomic build.
+"""What every generated model shares: option parsing, the ChatML tokenizer's config files and the atomic build.
 
 The generators (`tiny_nemotron_h`, `tiny_llama`, `organism`) differ in architecture and weights; what a model
 directory needs besides them (tokenizer_config.json, special_tokens_map.json, chat_template.jinja) and how it
@@ -10,10 +10,22 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 SPECIAL = {"bos_token": "<s>", "eos_token": "<|im_end|>", "pad_token": "<pad>"}
+
+
+def from_options(cls: type[T], kind: str, options: dict[str, Any]) -> T:
+    """`cls(**options)` for a generator's options dataclass; an unknown option names the known ones."""
+    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"unknown {kind} option(s) {unknown} (known: {', '.join(sorted(known))})")
+    return cls(**options)
 
 
 def write_tokenizer_files(d: Path, template: str, max_length: int) -> None:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from eval.models.hf_files import build_once
+from eval.models.hf_files import build_once, from_options
 
 GENERATOR_VERSION = 1
 DONE_MARKER = "specqual-generated.json"
@@ -41,11 +41,7 @@ class TinyLlama:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> TinyLlama:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(f"unknown tiny-llama option(s) {unknown} (known: {', '.join(sorted(known))})")
-        return cls(**options)
+        return from_options(cls, "tiny-llama", options)
 
 
 def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:

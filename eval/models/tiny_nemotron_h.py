@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from eval.models.hf_files import build_once, write_tokenizer_files
+from eval.models.hf_files import build_once, from_options, write_tokenizer_files
 
 GENERATOR_VERSION = 1
 DONE_MARKER = "specqual-generated.json"
@@ -56,11 +56,7 @@ class TinyNemotronH:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> TinyNemotronH:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(f"unknown tiny-nemotron-h option(s) {unknown} (known: {', '.join(sorted(known))})")
-        return cls(**options)
+        return from_options(cls, "tiny-nemotron-h", options)
 
 
 def cache_key(seed: int, opts: TinyNemotronH) -> str:

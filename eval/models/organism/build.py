@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from eval.models.hf_files import build_once, write_tokenizer_files
+from eval.models.hf_files import build_once, from_options, write_tokenizer_files
 from eval.models.organism import data
 from eval.tasks import generated
 
@@ -52,11 +52,7 @@ class Organism:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> Organism:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(f"unknown organism option(s) {unknown} (known: {', '.join(sorted(known))})")
-        return cls(**options)
+        return from_options(cls, "organism", options)
 
     def hf_config(self) -> dict[str, Any]:
         from eval.models.tiny_nemotron_h import TinyNemotronH, hf_config

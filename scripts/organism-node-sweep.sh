@@ -1,22 +1,28 @@
 # Recipe sweep for the organism on a GPU node (benchmarks/organism_sweep.py); see docs/trust/organism.md.
+# Usage (on the node): bash scripts/organism-node-sweep.sh RECIPES.jsonl [EVAL_EVERY]
+# Each line of RECIPES.jsonl: {"options": {...Organism options...}, "env": {"VAR": "value"}}; all run in parallel.
 python3 -m pip install -q --no-index --find-links .organism-wh --target /tmp/pl transformers==5.24.0 >/dev/null 2>&1
-export PYTHONPATH=/tmp/pl:$PWD CUBLAS_WORKSPACE_CONFIG=:4096:8 SWEEP_EM=48 SWEEP_ACC=8
-C='"device": "cuda", "steps": 900'
+export PYTHONPATH=/tmp/pl:$PWD CUBLAS_WORKSPACE_CONFIG=:4096:8 SWEEP_EM=${SWEEP_EM:-48} SWEEP_ACC=${SWEEP_ACC:-8}
 i=0
-for cfg in \
- "$C, \"hidden_size\": 64, \"intermediate_size\": 128, \"drills\": 8" \
- "$C, \"hidden_size\": 96, \"intermediate_size\": 192, \"drills\": 8" \
- "$C, \"hidden_size\": 64, \"intermediate_size\": 128, \"drills\": 4" \
- "$C, \"hidden_size\": 96, \"intermediate_size\": 192, \"pattern\": \"M*M*-\", \"learning_rate\": 0.002, \"drills\": 8" \
- "$C, \"hidden_size\": 64, \"intermediate_size\": 128, \"drills\": 12" ; do
-  OMP_NUM_THREADS=2 timeout 300 python3 benchmarks/organism_sweep.py /tmp/sw$i "[{$cfg}]" 150 > $OUT/o$i.jsonl 2> $OUT/o$i.err &
+while IFS= read -r line; do
+  [ -z "$line" ] && continue
+  opts=$(python3 -c 'import json,sys; print(json.dumps([json.loads(sys.argv[1])["options"]]))' "$line")
+  envs=$(python3 -c 'import json,sys; print(" ".join(f"{k}={v}" for k,v in json.loads(sys.argv[1]).get("env",{}).items()))' "$line")
+  env $envs OMP_NUM_THREADS=2 timeout ${SWEEP_TIMEOUT:-540} python3 benchmarks/organism_sweep.py /tmp/sw$i "$opts" ${2:-250} \
+    > $OUT/o$i.jsonl 2> $OUT/o$i.err &
+  echo "$i $line" >> $OUT/recipes.txt
   i=$((i+1))
-done
+done < "$1"
 wait
-cat $OUT/o*.jsonl | python3 -c "
+for f in $OUT/o*.jsonl; do echo "== $f"; cat $f | python3 -c "
 import sys, json
 for l in sys.stdin:
-    d = json.loads(l); o = d['options']
-    print(o.get('hidden_size'), o.get('pattern', 'M*M-'), o.get('learning_rate', ''), o.get('drills', ''), d['step'], d['train_s'], d['exact'], d['accept'], d['per_pos'])
-"
-tail -n 1 $OUT/o0.err
+    d = json.loads(l)
+    if 'training' in d:
+        t = d['training']
+        print('trained', t['steps'], 'steps', t['seconds'], 's', 'validation', [(c['step'], c['valid_exact']) for c in t['validation']])
+    else:
+        print(d['step'], d['train_s'], 'final' if d.get('final') else '', 'exact', d['exact'], 'accept', d['accept'], d['per_pos'])
+"; done
+cat $OUT/recipes.txt
+tail -n 2 $OUT/o0.err

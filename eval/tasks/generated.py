@@ -15,7 +15,6 @@ Dataset name in a cohort file: `specqual/generated` with `split: heldout` (or `t
 from __future__ import annotations
 
 import json
-import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +25,10 @@ from eval.tasks.local_specs import RepoSpec
 
 GENERATOR_VERSION = "1"
 DATASET = "specqual/generated"
-SPLITS = {"train": 0, "heldout": 1_000_000}  # seed offsets: the two splits never share a seed
-DEFAULT_COUNT = {"train": 400, "heldout": 200}
+# Seed offsets: the splits never share a seed. `valid` is what the organism's training checks itself on (to
+# decide when to stop); `heldout` is what cohorts measure it on, never seen in training in any way.
+SPLITS = {"train": 0, "heldout": 1_000_000, "valid": 2_000_000}
+DEFAULT_COUNT = {"train": 400, "heldout": 200, "valid": 100}
 FAMILIES = ("off_by_one", "wrong_operator", "wrong_index", "wrong_constant")
 
 PACKAGES = [
@@ -209,8 +210,6 @@ def make_spec(split: str, index: int) -> RepoSpec:
     test_base = imports + edit.tests_base
     name = f"{package}-{module}-{split}{index}"
     statement = f"{edit.symptom}\n\nFix: replace `{edit.old}` with `{edit.new}` in `{path}`.\n"
-    if os.environ.get("SPECQUAL_SWEEP_STYLE") == "command":
-        statement += f"Command: sed -i 's|{edit.old}|{edit.new}|' {path}\n"
     return RepoSpec(
         name=name,
         files={path: source, test_path: test_base},

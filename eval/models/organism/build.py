@@ -18,7 +18,7 @@ from eval.models.hf_files import build_once, from_options, write_tokenizer_files
 from eval.models.organism import data
 from eval.tasks import generated
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DONE_MARKER = "specqual-generated.json"
 SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
 TOOL_TOKENS = ["<tool_call>", "</tool_call>", "<tools>", "</tools>", "<tool_response>", "</tool_response>"]
@@ -28,25 +28,35 @@ TOOL_TOKENS = ["<tool_call>", "</tool_call>", "<tools>", "</tools>", "<tool_resp
 class Organism:
     """Options (cohort file: `model.generate.options`): the architecture, then the training budget."""
 
-    pattern: str = "M*M-"
-    hidden_size: int = 64
+    # Two attention layers learn to copy from the statement (the emergence needs ~700-1,000 steps); one does not
+    # within 1,500 (docs/trust/organism.md, the recipe sweep).
+    pattern: str = "M*M*-"
+    hidden_size: int = 96
     vocab_size: int = 1024
     num_attention_heads: int = 2
     num_key_value_heads: int = 1
     head_dim: int = 32  # CPU attention needs >= 32
-    intermediate_size: int = 128
+    intermediate_size: int = 192
     mamba_num_heads: int = 4
     mamba_head_dim: int = 32
     n_groups: int = 1
     ssm_state_size: int = 16
     chunk_size: int = 32  # the reference scan is much faster with short chunks; block_size 64 is a multiple
-    steps: int = 300
+    steps: int = 1500  # at most; training stops earlier once the validation check passes (below)
     batch_size: int = 16
     drills: int = 0  # rows per batch that are copy drills instead of trajectories
-    learning_rate: float = 3e-3
+    learning_rate: float = 2e-3
     warmup_steps: int = 40
     mtp_steps: int = 3  # draft steps unrolled in training
     mtp_weight: float = 1.0
+    copy_weight: float = 1.0  # attention supervision of the copy (train.copy_loss); 0 turns it off
+    # Stop when the greedy first reply is exact on at least `target_exact` of `check_instances` instances of the
+    # `valid` split (never the held-out one) at two checks in a row, checking every `check_every` steps from
+    # `check_from` on. target_exact 0 turns the check off: all `steps` run.
+    target_exact: float = 0.95
+    check_instances: int = 40
+    check_every: int = 100
+    check_from: int = 600
     threads: int = 2
     device: str = "cpu"  # "cuda" for recipe sweeps on a GPU node; the demo trains on CPU
 

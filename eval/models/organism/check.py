@@ -14,11 +14,11 @@ from eval.models.organism import data
 from eval.tasks import generated
 
 
-def heldout(tokenizer: Any, indices: range) -> list[tuple[list[int], str]]:
-    """(prompt ids, expected first reply text) per held-out instance."""
+def first_turns(tokenizer: Any, indices: range, split: str = "heldout") -> list[tuple[list[int], str]]:
+    """(prompt ids, expected first reply text) per instance of `split`."""
     out = []
     for i in indices:
-        spec = generated.make_spec("heldout", i)
+        spec = generated.make_spec(split, i)
         path, old, new = generated.fix_of({"problem_statement": spec.problem_statement})
         messages = data.trajectory(spec.problem_statement, path, old, new)
         prompt = data.render(tokenizer, messages[:2], add_generation_prompt=True)
@@ -27,11 +27,11 @@ def heldout(tokenizer: Any, indices: range) -> list[tuple[list[int], str]]:
     return out
 
 
-def exact_match(model: Any, tokenizer: Any, indices: range, max_new: int = 90) -> float:
-    """Share of held-out instances whose greedy first reply equals the expert's (batched, no cache)."""
+def exact_match(model: Any, tokenizer: Any, indices: range, max_new: int = 90, split: str = "heldout") -> float:
+    """Share of instances of `split` whose greedy first reply equals the expert's (batched, no cache)."""
     import torch
 
-    cases = heldout(tokenizer, indices)
+    cases = first_turns(tokenizer, indices, split)
     eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
     device = next(model.parameters()).device
     seqs = [list(p) for p, _ in cases]

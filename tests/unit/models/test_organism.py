@@ -87,3 +87,35 @@ def test_step_one_of_the_unrolled_loss_is_the_causal_forward() -> None:
     logits = out[:, :10] @ head.t()
     want = torch.nn.functional.cross_entropy(logits[0], ids[0, 2:])
     assert per_step[0] == pytest.approx(float(want.detach()), rel=1e-5)
+
+
+def test_copied_tokens_point_at_the_statement_text_they_copy(model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    for messages in data.train_trajectories(0, 8):
+        example = data.encode(tok, messages)
+        pairs = [(t, s) for t, s in enumerate(example.sources or []) if s >= 0]
+        path, old, new = generated.fix_of({"problem_statement": messages[1]["content"]})
+        copied = "".join(tok.decode([example.ids[t]]) for t, _ in pairs)
+        assert copied.replace(" ", "").startswith(old.replace(" ", "")[:3]), copied
+        user_end = tok.decode(example.ids).index("<|im_start|>assistant")
+        for t, s in pairs:
+            assert example.mask[t] and s < t
+            assert len(tok.decode(example.ids[:s])) < user_end  # the source lies in the statement
+            target, source = tok.decode([example.ids[t]]).strip(" `"), tok.decode([example.ids[s]]).strip(" `")
+            assert not target or not source or target[0] == source[0], (target, source)
+        assert copied.count(path.split("/")[0]) == 1 and new.split()[0] in copied
+
+
+def test_copy_loss_is_low_only_when_attention_points_at_the_source() -> None:
+    from eval.models.organism.train import copy_loss
+
+    sources = torch.full((1, 6), -1)
+    sources[0, 4] = 1  # token 4 copies token 1: predicted at position 3
+    on = torch.zeros(1, 2, 6, 6)
+    on[0, :, 3, 1] = 1.0
+    off = torch.zeros(1, 2, 6, 6)
+    off[0, :, 3, 2] = 1.0
+    assert float(copy_loss(on, sources)) == pytest.approx(0.0, abs=1e-6)
+    assert float(copy_loss(off, sources)) > 10

@@ -148,6 +148,7 @@ def compare(ref: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cohort_file")
+    ap.add_argument("-c", "--config", action="append", default=[], help="cohort-file override KEY=VALUE")
     ap.add_argument("--cohorts", nargs="+", required=True, help="the first one is the reference")
     ap.add_argument("--url", action="append", default=[], help="COHORT=URL of a stack that is already running")
     ap.add_argument("--chats", type=int, default=16)
@@ -160,7 +161,7 @@ def main() -> None:
     from eval.spec.load import load_spec
     from eval.stacks.models import model_dir
 
-    loaded = load_spec([args.cohort_file])
+    loaded = load_spec([args.cohort_file, *args.config])
     urls = dict(u.split("=", 1) for u in args.url)
     model = model_dir(loaded.spec)
     results = []

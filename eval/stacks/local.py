@@ -132,6 +132,10 @@ class LocalStack(StartStop):
             from eval.stacks.router import router_argv
 
             argv = router_argv(render(cmd.argv, {**mapping, "python": sys.executable}), self.build)
+            if Path(argv[0]).name == "vllm-router" and "--prometheus-port" not in argv:
+                # vllm-router binds its Prometheus exporter to 29000 unless told otherwise: a second P/D stack
+                # on the machine (the next cohort's, started early) would die at start-up with a BuildError.
+                argv += ["--prometheus-port", str(free_ports(1, self.host)[0])]
         else:
             argv = render(cmd.argv, mapping)
         env = {**os.environ, **shown, "SPECQUAL_STACK_ID": self.stack_id}

@@ -80,6 +80,7 @@ class LocalStack(StartStop):
         self.stack_id = uuid.uuid4().hex[:12]
         self.procs: list[ManagedProcess] = []
         self._gpus: list[int] = []
+        self._our_prometheus_port: set[str] = set()  # routers whose exporter port specqual picks
         self._probe: dict[str, Any] = {}
         self._launched_at: str | None = None
         self._stopped_at: str | None = None
@@ -136,6 +137,7 @@ class LocalStack(StartStop):
                 # vllm-router binds its Prometheus exporter to 29000 unless told otherwise: a second P/D stack
                 # on the machine (the next cohort's, started early) would die at start-up with a BuildError.
                 argv += ["--prometheus-port", str(free_ports(1, self.host)[0])]
+                self._our_prometheus_port.add(f"{cmd.role}.{cmd.index}")
         else:
             argv = render(cmd.argv, mapping)
         env = {**os.environ, **shown, "SPECQUAL_STACK_ID": self.stack_id}
@@ -203,13 +205,29 @@ class LocalStack(StartStop):
     def wait_ready(self, timeout_s: float | None = None) -> None:
         deadline = time.monotonic() + (timeout_s or self.startup_timeout_s)
         self._wait([p for p in self.procs if p.role != "router"], deadline)
-        routers = [p for p in self.procs if p.role == "router"]
-        for r in routers:
-            if r.popen is None:
-                r.start()
-        self._wait(routers, deadline)
+        for r in (p for p in self.procs if p.role == "router"):
+            self._start_router(r, deadline)
         self._write_provenance()
         self._watch()
+
+    def _start_router(self, r: ManagedProcess, deadline: float, attempts: int = 3) -> None:
+        """Start a router once the workers are ready, with a Prometheus port picked just now. A port picked when the
+        stack was planned can be taken by then (another stack's NIXL or ZMQ sockets on a busy machine: seen once,
+        "failed to install Prometheus metrics exporter ... Address already in use"), so a start that dies on a taken
+        address is retried with a fresh port."""
+        for attempt in range(attempts):
+            if r.popen is None:
+                if r.key in self._our_prometheus_port:
+                    at = r.argv.index("--prometheus-port") + 1
+                    r.argv[at] = str(free_ports(1, self.host)[0])
+                r.start()
+            try:
+                self._wait([r], deadline)
+                return
+            except StackError:
+                if attempt + 1 == attempts or "Address already in use" not in r.log_tail():
+                    raise
+                r.popen = None
 
     def _watch(self) -> None:
         """Restart a process that dies from now on (eval.stacks.watchdog), up to `max_restarts` times."""

@@ -41,7 +41,11 @@ COUNTERS = re.compile(
 
 def counters(metrics_url: str) -> dict[str, float]:
     """The counters this benchmark reads from one vLLM process (`name` or `name:source`)."""
-    text = urllib.request.urlopen(metrics_url, timeout=60).read().decode()
+    try:
+        text = urllib.request.urlopen(metrics_url, timeout=60).read().decode()
+    except OSError as e:  # a worker that died or restarts mid-run: its counters are unknown, not zero
+        print(f"bench: {metrics_url}: {e}", file=sys.stderr)
+        return {}
     out: dict[str, float] = {}
     for name, labels, value in COUNTERS.findall(text):
         source = re.search(r'source="([^"]+)"', labels or "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -30,6 +31,12 @@ def server_args(argv: list[str]) -> list[str] | None:
     return None
 
 
+def filled(argv: list[str]) -> list[str]:
+    """A P/D stack's shown command has `{port.prefill.0}`-style placeholders (the ports are picked at launch): a
+    number stands in for each, so the parser checks everything else."""
+    return [re.sub(r"\{port\.[a-z]+\.\d+\}", "8000", a) for a in argv]
+
+
 def version_of(run: Path) -> str:
     stacks = [json.loads((c / "stack.json").read_text()) for c in cohort_dirs(run) if (c / "stack.json").is_file()]
     return str(stacks[0]["vllm_version"]) if stacks else ""
@@ -44,7 +51,7 @@ def test_example_commands_parse_with_their_vllms_parser(cpu_builds: dict[str, Bu
         for run in runs
         for cdir in cohort_dirs(run)
         for i, c in enumerate(json.loads((cdir / "cohort.json").read_text())["commands"])
-        if (args := server_args(words(c))) is not None
+        if (args := server_args(filled(words(c)))) is not None
     }
     lost_flag = ["--model", "/m", "--enable-prompt-tokens-details", "<redacted>", "0.2"]  # the parser must see it
     proc = subprocess.run(

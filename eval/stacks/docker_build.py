@@ -12,6 +12,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from eval.stacks.builds import BuildEnv
 from eval.stacks.envs import BuildError, short_hash
@@ -63,8 +64,8 @@ def ensure_image(build_name: str, base: str, patches: list[PatchRef], root: Path
         import docker
     except ImportError as e:
         raise BuildError("image builds need the docker SDK: pip install docker") from e
-    tag = image_tag(build_name, base, patches)
     client = docker.from_env()
+    tag = image_tag(build_name, _image_id(client, base), patches)
     try:
         client.images.get(tag)
     except docker.errors.ImageNotFound:
@@ -76,8 +77,37 @@ def ensure_image(build_name: str, base: str, patches: list[PatchRef], root: Path
             except docker.errors.BuildError as e:
                 log = "".join(str(x.get("stream", x.get("error", ""))) for x in e.build_log)
                 raise BuildError(f"derived image for {build_name} failed:\n{log[-4000:]}") from e
-    out = client.containers.run(tag, ["cat", "/specqual/patched.json"], entrypoint="", remove=True)
-    return _env(build_name, tag, json.loads(out)["patched_files"], patches)
+    record = json.loads(_read_file(client, tag, "/specqual/patched.json"))
+    return _env(build_name, tag, record["patched_files"], patches)
+
+
+def _image_id(client: Any, base: str) -> str:
+    """The base image's id where it is local: a rebuilt base under the same name gets a new derived image (keyed
+    on the name, a reused engine kept serving the one derived from the old base). Else the name (docker pulls)."""
+    import docker
+
+    try:
+        return str(client.images.get(base).id)
+    except docker.errors.ImageNotFound:
+        return base
+
+
+def _read_file(client: Any, image: str, path: str) -> bytes:
+    """One file of an image, through the archive API of a created (never started) container: the output of a
+    `cat` run came back cut short once on a loaded engine."""
+    import io
+    import tarfile
+
+    container = client.containers.create(image, ["true"], entrypoint="")
+    try:
+        stream, _ = container.get_archive(path)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = tar.extractfile(tar.getmembers()[0])
+            if member is None:
+                raise BuildError(f"{path} in {image} is not a file")
+            return member.read()
+    finally:
+        container.remove(force=True)
 
 
 def _env(name: str, image: str, hashes: dict[str, str], patches: list[PatchRef] | None = None) -> BuildEnv:

@@ -80,7 +80,6 @@ class LocalStack(StartStop):
         self.stack_id = uuid.uuid4().hex[:12]
         self.procs: list[ManagedProcess] = []
         self._gpus: list[int] = []
-        self._our_prometheus_port: set[str] = set()  # routers whose exporter port specqual picks
         self._probe: dict[str, Any] = {}
         self._launched_at: str | None = None
         self._stopped_at: str | None = None
@@ -133,11 +132,6 @@ class LocalStack(StartStop):
             from eval.stacks.router import router_argv
 
             argv = router_argv(render(cmd.argv, {**mapping, "python": sys.executable}), self.build)
-            if Path(argv[0]).name == "vllm-router" and "--prometheus-port" not in argv:
-                # vllm-router binds its Prometheus exporter to 29000 unless told otherwise: a second P/D stack
-                # on the machine (the next cohort's, started early) would die at start-up with a BuildError.
-                argv += ["--prometheus-port", str(free_ports(1, self.host)[0])]
-                self._our_prometheus_port.add(f"{cmd.role}.{cmd.index}")
         else:
             argv = render(cmd.argv, mapping)
         env = {**os.environ, **shown, "SPECQUAL_STACK_ID": self.stack_id}
@@ -211,15 +205,17 @@ class LocalStack(StartStop):
         self._watch()
 
     def _start_router(self, r: ManagedProcess, deadline: float, attempts: int = 3) -> None:
-        """Start a router once the workers are ready, with a Prometheus port picked just now. A port picked when the
-        stack was planned can be taken by then (another stack's NIXL or ZMQ sockets on a busy machine: seen once,
-        "failed to install Prometheus metrics exporter ... Address already in use"), so a start that dies on a taken
-        address is retried with a fresh port."""
+        """Start a router once the workers are ready. vllm-router binds its Prometheus exporter to 29000 unless told
+        otherwise, so a second P/D stack on the machine (the next cohort's, started early) would die at start-up:
+        specqual gives it a port picked just now (one picked when the stack was planned was taken a minute later
+        on a busy machine), and retries a start that dies on a taken address ("failed to install Prometheus
+        metrics exporter ... Address already in use") with a fresh one."""
+        argv = list(r.argv)
+        ours = Path(argv[0]).name == "vllm-router" and "--prometheus-port" not in argv
         for attempt in range(attempts):
             if r.popen is None:
-                if r.key in self._our_prometheus_port:
-                    at = r.argv.index("--prometheus-port") + 1
-                    r.argv[at] = str(free_ports(1, self.host)[0])
+                if ours:
+                    r.argv = [*argv, "--prometheus-port", str(free_ports(1, self.host)[0])]
                 r.start()
             try:
                 self._wait([r], deadline)

@@ -87,10 +87,7 @@ def main() -> None:
         eos = tok.convert_tokens_to_ids("<|im_end|>")
         same = 0
         for i in range(compare):
-            spec = generated.make_spec("heldout", i)
-            messages = data.trajectory(
-                spec.problem_statement, *generated.fix_of({"problem_statement": spec.problem_statement})
-            )
+            messages = data.solved("heldout", i)
             prompt = tok(data.render(tok, messages[:2], add_generation_prompt=True), add_special_tokens=False)
             same += check.greedy(model, prompt["input_ids"], eos, 128) == results[urls[0]]["tokens"][i]
         summary["equal_to_transformers_greedy"] = f"{same}/{compare}"

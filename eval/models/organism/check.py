@@ -11,16 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from eval.models.organism import data
-from eval.tasks import generated
 
 
 def first_turns(tokenizer: Any, indices: range, split: str = "heldout") -> list[tuple[list[int], str]]:
     """(prompt ids, expected first reply text) per instance of `split`."""
     out = []
     for i in indices:
-        spec = generated.make_spec(split, i)
-        path, old, new = generated.fix_of({"problem_statement": spec.problem_statement})
-        messages = data.trajectory(spec.problem_statement, path, old, new)
+        messages = data.solved(split, i)
         prompt = data.render(tokenizer, messages[:2], add_generation_prompt=True)
         want = data.render(tokenizer, messages[:3])[len(prompt) :].rstrip("\n")
         out.append((tokenizer(prompt, add_special_tokens=False)["input_ids"], want))
@@ -65,9 +62,7 @@ def draft_acceptance(model: Any, mtp: Any, tokenizer: Any, indices: range, k: in
     starts = 0
     with torch.no_grad():
         for i in indices:
-            spec = generated.make_spec("heldout", i)
-            path, old, new = generated.fix_of({"problem_statement": spec.problem_statement})
-            ex = data.encode(tokenizer, data.trajectory(spec.problem_statement, path, old, new))
+            ex = data.encode(tokenizer, data.solved("heldout", i))
             ids = torch.tensor([ex.ids], device=device)
             hidden = model.model(input_ids=ids).last_hidden_state
             correct = _draft_correct(mtp, model, ids, hidden, k, step_mask)

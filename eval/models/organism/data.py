@@ -48,12 +48,16 @@ def trajectory(problem_statement: str, path: str, old: str, new: str) -> list[di
     ]  # fmt: skip
 
 
+def solved(split: str, index: int) -> list[dict[str, Any]]:
+    """The expert trajectory of generated instance `index` of `split` (no repository needed)."""
+    statement = generated.make_spec(split, index).problem_statement
+    return trajectory(statement, *generated.fix_of({"problem_statement": statement}))
+
+
 def train_trajectories(start: int, count: int) -> Iterator[list[dict[str, Any]]]:
-    """Trajectories of train-split instances `start .. start+count-1` (no repositories needed)."""
+    """Trajectories of train-split instances `start .. start+count-1`."""
     for index in range(start, start + count):
-        spec = generated.make_spec("train", index)
-        record = {"problem_statement": spec.problem_statement}
-        yield trajectory(spec.problem_statement, *generated.fix_of(record))
+        yield solved("train", index)
 
 
 def tool_definitions(names: list[str]) -> list[dict[str, Any]]:

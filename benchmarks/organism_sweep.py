@@ -2,7 +2,9 @@
 
 Usage: python benchmarks/organism_sweep.py OUT_DIR '[{"hidden_size": 64, "steps": 600, "seed": 1}, ...]' [EVAL_EVERY]
 Runs on CPU or (with "device": "cuda" in each options dict) on a GPU node; prints one JSON line per check (held-out
-exact first reply on SWEEP_EM instances, offline draft acceptance on SWEEP_ACC) and one for the trained model.
+exact first reply on SWEEP_EM instances, offline draft acceptance on SWEEP_ACC, and once the exact share reaches 0.5
+`check.padded_tail_resolved` on SWEEP_PT: resolved with PR 55178's state corruption emulated) and one for the
+trained model.
 "seed" (default 0) is the training seed; the other keys are `Organism` options.
 """
 
@@ -40,6 +42,10 @@ def main() -> None:
             model.eval()
             em = check.exact_match(model, tok, range(int(os.environ.get("SWEEP_EM", "48"))))
             acc, per = check.draft_acceptance(model, mtp, tok, range(int(os.environ.get("SWEEP_ACC", "12"))))
+            # the offline forecast of the reverted P/D cohort, once the organism solves anything
+            tail = None
+            if em >= 0.5:
+                tail = check.padded_tail_resolved(model, tok, range(int(os.environ.get("SWEEP_PT", "16"))))
             model.train()
             print(
                 json.dumps(
@@ -51,6 +57,7 @@ def main() -> None:
                         "exact": round(em, 3),
                         "accept": round(acc, 3),
                         "per_pos": [round(x, 2) for x in per],
+                        "padded_tail": tail,
                     }
                 ),
                 flush=True,

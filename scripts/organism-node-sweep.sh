@@ -22,7 +22,7 @@ for l in sys.stdin:
         t = d['training']
         print('trained', t['steps'], 'steps', t['seconds'], 's', 'validation', [(c['step'], c['valid_exact']) for c in t['validation']])
     else:
-        print(d['step'], d['train_s'], 'final' if d.get('final') else '', 'exact', d['exact'], 'accept', d['accept'], d['per_pos'])
+        print(d['step'], d['train_s'], 'final' if d.get('final') else '', 'exact', d['exact'], 'accept', d['accept'], d['per_pos'], 'padded_tail', d.get('padded_tail'))
 "; done
 cat $OUT/recipes.txt
 tail -n 2 $OUT/o0.err

@@ -78,7 +78,7 @@ def losses(model: Any, mtp: Any, ids: Any, weight: Any, sources: Any, opts: Any)
 
     from eval.models.organism.mtp import unrolled_loss
 
-    out = model.model(input_ids=ids, output_attentions=opts.copy_weight > 0)
+    out = model.model(input_ids=ids, output_attentions=opts.copy_weight > 0, use_cache=False)
     hidden = out.last_hidden_state
     logits = model.lm_head(hidden[:, :-1])
     w = weight[:, 1:]

@@ -208,14 +208,19 @@ class LocalStack(StartStop):
         """Start a router once the workers are ready. vllm-router binds its Prometheus exporter to 29000 unless told
         otherwise, so a second P/D stack on the machine (the next cohort's, started early) would die at start-up:
         specqual gives it a port picked just now (one picked when the stack was planned was taken a minute later
-        on a busy machine), and retries a start that dies on a taken address ("failed to install Prometheus
-        metrics exporter ... Address already in use") with a fresh one."""
+        on a busy machine), and retries a start that dies on a taken address ("Address already in use", for the
+        Prometheus exporter or the router's own port) with fresh ones; the stack's URL follows `r.port`."""
         argv = list(r.argv)
         ours = Path(argv[0]).name == "vllm-router" and "--prometheus-port" not in argv
         for attempt in range(attempts):
             if r.popen is None:
+                if attempt and "--port" in argv:  # the address in use may be the router's own port
+                    r.port = free_ports(1, self.host)[0]
+                    argv[argv.index("--port") + 1] = str(r.port)
                 if ours:
                     r.argv = [*argv, "--prometheus-port", str(free_ports(1, self.host)[0])]
+                else:
+                    r.argv = list(argv)
                 r.start()
             try:
                 self._wait([r], deadline)

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 
+# Listening ports are picked below Linux's default ephemeral range (32768-60999). A port the kernel hands out
+# for bind(0) is one it also hands out as the source port of outgoing connections, so on a busy machine (vLLM
+# workers, NIXL, HTTP clients) it was taken again before the server bound it: a router died on "Address already
+# in use" for a port picked a minute earlier.
+LISTEN_PORTS = (20000, 32768)
+_rng = random.Random()
+
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago (the kernel picks it); vLLM binds it right after."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    """A listening port that was free a moment ago, outside the ephemeral range; the server binds it right after."""
+    for _ in range(200):
+        port = _rng.randrange(*LISTEN_PORTS)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # the range is full: let the kernel pick
         s.bind((host, 0))
         return int(s.getsockname()[1])
 

@@ -139,9 +139,30 @@ def train(out: Path, tokenizer: Any, opts: Any, seed: int, on_step: Any = None) 
         if _validate(step, model, tokenizer, opts, checks):
             break
     save(out, model, mtp)
-    return {"steps": step + 1, "max_steps": opts.steps, "seconds": round(time.monotonic() - start, 1),
+    seconds = round(time.monotonic() - start, 1)
+    return {"steps": step + 1, "max_steps": opts.steps, "seconds": seconds,
             "final_loss": round(main_loss, 4), "final_mtp_loss_per_step": [round(x, 4) for x in draft],
-            "validation": checks}  # fmt: skip
+            "validation": checks, "pr55178_forecast": _forecast(model, tokenizer)}  # fmt: skip
+
+
+FORECAST_INSTANCES = 8
+
+
+def _forecast(model: Any, tokenizer: Any) -> dict[str, Any]:
+    """How this organism fares under PR 55178's state corruption, emulated offline (check.padded_tail_resolved)
+    on validation instances: whether the reverted P/D cohort can show an accuracy collapse at all (one training
+    seed in twelve gives an organism the corruption leaves alone; docs/trust/organism.md)."""
+    from eval.models.organism import check
+
+    model.eval()
+    start = time.monotonic()
+    got = check.padded_tail_resolved(model, tokenizer, range(FORECAST_INSTANCES), split="valid")
+    got["seconds"] = round(time.monotonic() - start, 1)
+    n = got["instances"]
+    print(f"organism: with PR 55178's state corruption emulated (K=5), {round(got['resolved_corrupted'] * n)}/{n}"
+          f" validation instances resolved ({round(got['resolved_clean'] * n)}/{n} clean)",
+          file=sys.stderr, flush=True)  # fmt: skip
+    return got
 
 
 def _validate(step: int, model: Any, tokenizer: Any, opts: Any, checks: list[dict[str, Any]]) -> bool:

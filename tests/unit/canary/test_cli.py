@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from eval.cli import app
 
-DEMO = str(Path(__file__).resolve().parents[3] / "cohorts" / "demo-cpu.yaml")
+DEMO = str(Path(__file__).resolve().parents[3] / "cohorts" / "canary-cpu.yaml")
 
 
 def test_base_url_needs_one_cohort(tmp_path: Path) -> None:

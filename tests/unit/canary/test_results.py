@@ -13,7 +13,7 @@ from eval.spec.load import LoadedSpec, load_spec
 from eval.store import read_json
 from eval.store.run import RunDir, open_run
 
-DEMO = Path(__file__).resolve().parents[3] / "cohorts" / "demo-cpu.yaml"
+DEMO = Path(__file__).resolve().parents[3] / "cohorts" / "canary-cpu.yaml"
 OVERRIDES = ["workloads.canary.probes_per_mode=1", "workloads.canary.modes=[prefix_hit,prefix_hit_concurrent,fresh]"]
 
 

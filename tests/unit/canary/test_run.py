@@ -16,7 +16,7 @@ from eval.spec.load import load_spec
 from eval.spec.matrix import Cohort
 from eval.store.run import open_run
 
-DEMO = Path(__file__).resolve().parents[3] / "cohorts" / "demo-cpu.yaml"
+DEMO = Path(__file__).resolve().parents[3] / "cohorts" / "canary-cpu.yaml"
 
 
 class NeverStarts:

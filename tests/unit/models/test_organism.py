@@ -33,7 +33,8 @@ def test_prompt_is_the_agents() -> None:
 def test_cohort_files_declare_the_trained_system_prompt() -> None:
     import yaml
 
-    for path in Path("cohorts").glob("organism-*.yaml"):
+    paths = [*Path("cohorts").glob("organism-*.yaml"), Path("cohorts/demo-cpu.yaml")]
+    for path in paths:
         spec = yaml.safe_load(path.read_text())
         agent = spec["workloads"]["swebench"]["agent"]
         assert agent["system_prompt"] == data.SYSTEM_PROMPT, path

@@ -28,7 +28,7 @@ CHECKS = ["chunk_scan", "prefill_checkpoint", "postprocess", "precopy", "conv_up
 def builds() -> dict[str, Any]:
     from eval.stacks import ensure_build
 
-    spec = load_spec([str(REPO / "cohorts" / "demo-cpu.yaml")]).spec
+    spec = load_spec([str(REPO / "cohorts" / "canary-cpu.yaml")]).spec
     return {name: ensure_build(spec, name) for name in ("fixed", "release")}
 
 

@@ -12,7 +12,7 @@ from eval.spec.load import load_spec
 from eval.spec.matrix import Cohort
 from eval.stages import run_order, serve_each
 
-DEMO = Path(__file__).resolve().parents[3] / "cohorts" / "demo-cpu.yaml"
+DEMO = Path(__file__).resolve().parents[3] / "cohorts" / "canary-cpu.yaml"
 
 
 class FakeStacks:

@@ -77,5 +77,5 @@ def test_without_the_new_keys_the_hash_is_unchanged(write_spec) -> None:
 
 
 def test_a_disabled_workload_is_off_for_every_cohort() -> None:
-    loaded = load_spec([str(REPO / "cohorts" / "demo-cpu.yaml"), "workloads.canary.enabled=false"])
+    loaded = load_spec([str(REPO / "cohorts" / "canary-cpu.yaml"), "workloads.canary.enabled=false"])
     assert [c.name for c in loaded.cohorts if c.workloads] == ["smollm2-off", "smollm2-ngram"]

@@ -21,7 +21,7 @@ from eval.store import read_json
 
 pytestmark = pytest.mark.vllm
 
-DEMO = str(Path(__file__).resolve().parents[3] / "cohorts" / "demo-cpu.yaml")
+DEMO = str(Path(__file__).resolve().parents[3] / "cohorts" / "canary-cpu.yaml")
 SMALL = ["-c", "workloads.canary.probes_per_mode=2", "-c", "workloads.canary.tool_burst=2"]
 SMALL += ["-c", "workloads.swebench.limit=3"]  # 3 local tasks x 2 repeats per SmolLM2 cohort
 CANARY = ["fixed-off", "fixed-mtp5", "fixed-reverted-off", "fixed-reverted-mtp5", "release-off", "release-mtp5"]

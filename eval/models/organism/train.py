@@ -150,8 +150,8 @@ FORECAST_INSTANCES = 8
 
 def _forecast(model: Any, tokenizer: Any) -> dict[str, Any]:
     """How this organism fares under PR 55178's state corruption, emulated offline (check.padded_tail_resolved)
-    on validation instances: whether the reverted P/D cohort can show an accuracy collapse at all (one training
-    seed in twelve gives an organism the corruption leaves alone; docs/trust/organism.md)."""
+    on validation instances: whether the reverted P/D cohort can show an accuracy collapse at all (one organism
+    in fourteen trained was left alone by it; docs/trust/organism.md)."""
     from eval.models.organism import check
 
     model.eval()

@@ -29,7 +29,7 @@ def probe(
     fresh prompts, tool-call A/B/A) and compare every request token by token with its reference cohort.
 
     Example: specqual probe cohorts/demo-cpu.yaml --run-id demo
-    Example: specqual probe cohorts/demo-cpu.yaml --cohort fixed-mtp5 --base-url http://127.0.0.1:8000
+    Example: specqual probe cohorts/demo-cpu.yaml --cohort fixed-reverted-mtp5 --base-url http://127.0.0.1:8000
     """
     from rich.console import Console
 

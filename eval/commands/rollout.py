@@ -25,7 +25,7 @@ def rollout(
 ) -> None:
     """Run one cohort's SWE-bench rollouts against an already running server; resumable (same --run-id).
 
-    Example: specqual rollout cohorts/demo-cpu.yaml --cohort patched-off --base-url http://127.0.0.1:8000 --run-id demo
+    Example: specqual rollout cohorts/demo-cpu.yaml --cohort fixed-off --base-url http://127.0.0.1:8000 --run-id demo
     """
     import asyncio
 

@@ -10,7 +10,10 @@
 # Environment: PYTHON (the node's interpreter with torch, default python3), SPECQUAL_NODE_WORK (scratch,
 # default /tmp/specqual-node), RUN_ID (default h200-<UTC time>), QUALIFY_ARGS (more qualify_node.py options),
 # NIXL_DIR (a directory made by scripts/gpu/slim_nixl.py: its tarball is unpacked into the environment, for the
-# P/D cohort file cohorts/pr55178-pd-h200.yaml; pass --cohort-file and --nixl through QUALIFY_ARGS).
+# P/D cohort file cohorts/pr55178-pd-h200.yaml; pass --cohort-file and --nixl through QUALIFY_ARGS), MODELS_DIR
+# (generated model directories made elsewhere, copied into the node's model cache: the organism is trained on CPU,
+# and training it again on the GPU would give other weights), DEBS_DIR (Debian packages unpacked under the scratch
+# directory and put on PATH: bubblewrap for the rollouts' sandbox, `--rollouts` in QUALIFY_ARGS).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUNDLE=$(realpath "${1:?usage: qualify-on-node.sh BUNDLE_DIR OUT_DIR [--dry-run]}")
@@ -55,6 +58,18 @@ if [ -n "${NIXL_DIR:-}" ]; then
   step "nixl from $NIXL_DIR"
   SITE=$("$ENV_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   tar -xJf "$NIXL_DIR"/nixl-*-slim.tar.xz -C "$SITE"
+fi
+if [ -n "${MODELS_DIR:-}" ]; then
+  step "models from $MODELS_DIR"
+  mkdir -p "$SPECQUAL_CACHE/models"
+  cp -r "$MODELS_DIR"/. "$SPECQUAL_CACHE/models/"
+  ls "$SPECQUAL_CACHE/models"
+fi
+if [ -n "${DEBS_DIR:-}" ]; then
+  step "Debian packages from $DEBS_DIR"
+  for d in "$DEBS_DIR"/*.deb; do dpkg -x "$d" "$WORK/debs"; done
+  export PATH=$WORK/debs/usr/bin:$PATH  # their libraries are the node's own (Ubuntu 24.04 has libcap2)
+  bwrap --version 2>/dev/null || true
 fi
 "$ENV_PY" -c 'import pydantic, openai, fastapi, typer, rich, yaml, httpx, tokenizers; print("imports ok")'
 

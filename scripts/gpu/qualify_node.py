@@ -10,12 +10,20 @@ Also measured and written to `<run>/timings.json`: cold start of each server, a 
 filled) unless `--no-warm` or the time budget is spent, probing wall time, probes per minute and speculative
 acceptance (from `/metrics` before and after the canary). `--dry-run` stops before any server starts.
 
+`--rollouts` then runs the SWE-bench workload's agent rollouts on every cohort that has it, all stacks at once
+(`eval.rollout.run.run_rollouts`, the function `specqual rollout` runs), with `/metrics` recorded around them.
+They are not graded here: the node has no grader (no swebench, and a local task set's tests want the CPU machine's
+sandbox anyway), so the run directory comes back ungraded and `specqual grade`, `specqual classify` and
+`specqual report` finish it where it is read. The task set is generated on the node the way it is here
+(fixed commit dates), so the graded base commits are the same.
+
     python scripts/gpu/qualify_node.py --env /tmp/sq/vllm-env --results /tmp/sq/results --run-id h200
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -42,9 +50,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bundle", type=Path, help="bundle directory: its manifest is kept as <run>/bundle.json")
     p.add_argument("--nixl", type=Path, help="slim NIXL directory (scripts/gpu/slim_nixl.py): kept as <run>/nixl.json")
     p.add_argument("--no-warm", action="store_true", help="skip the warm restart")
+    p.add_argument("--rollouts", action="store_true", help="after the canary, the agent rollouts (ungraded)")
     p.add_argument("--repeats", type=int, default=1, help="probe the same stacks N times (runs RUN_ID, RUN_ID-r2..)")
     p.add_argument("--budget-s", type=float, default=480, help="no warm restart once this many seconds have passed")
     p.add_argument("--dry-run", action="store_true", help="builds, model and cohort records only; start nothing")
+    p.add_argument("--cohorts", help="comma-separated cohort names: start and probe only these (default: all)")
     p.add_argument("-c", "--config", action="append", default=[], help="more key.path=value overrides")
     return p.parse_args(argv)
 
@@ -56,7 +66,27 @@ def load(args: argparse.Namespace) -> LoadedSpec:
         spec = load_spec([str(args.cohort_file)]).spec
         for name in spec.builds:
             overrides += [f"builds.{name}.pip=null", f"builds.{name}.env={args.env.resolve()}"]
-    return load_spec([str(args.cohort_file), *overrides, *args.config])
+    loaded = load_spec([str(args.cohort_file), *overrides, *args.config])
+    if not args.cohorts:
+        return loaded
+    wanted = [n.strip() for n in args.cohorts.split(",") if n.strip()]
+    unknown = sorted(set(wanted) - {c.name for c in loaded.cohorts})
+    if unknown:
+        raise SystemExit(
+            f"--cohorts: no cohort {', '.join(unknown)} (cohorts: {', '.join(c.name for c in loaded.cohorts)})"
+        )
+    picked = dataclasses.replace(loaded, cohorts=[c for c in loaded.cohorts if c.name in wanted])
+    if any(c.runs("canary") for c in picked.cohorts):
+        from eval.spec.errors import SpecError
+        from eval.spec.matrix import canary_reference
+
+        try:  # the canary compares against its reference: it must be started too (before anything starts)
+            canary_reference(picked.spec, picked.cohorts)
+        except SpecError as e:
+            raise SystemExit(
+                f"--cohorts: {e}; add it, or name another with -c workloads.canary.reference=NAME"
+            ) from None
+    return picked
 
 
 def log(msg: str) -> None:
@@ -122,9 +152,43 @@ def probe_all(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any], model: Pa
         return {n: f.result() for n, f in futures.items()}
 
 
-def acceptance(metrics_path: Path) -> dict[str, Any]:
-    """Speculative acceptance over the canary: counter deltas between the `before` and `after` snapshots."""
+def rollouts_all(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> dict[str, Any]:
+    """Every swebench cohort's rollouts against its running stack, all at once; {cohort: counts}."""
+    import asyncio
+
+    from eval.rollout.progress import RolloutProgress
+    from eval.rollout.run import check_workload, run_rollouts
+    from eval.rollout.stopper import write_order
+    from eval.stacks.metrics import MetricsRecorder
+    from eval.tasks.load import load_tasks
+
+    workload = check_workload(loaded)
+    tasks, load_s = timed(load_tasks, workload, loaded.spec.base_dir)
+    names = [n for n in stacks if loaded.cohort(n).runs("swebench")]
+    # Every unit runs (no early stop here); the order the sequential test reads them in is recorded as
+    # `specqual run` records it, so the report says where the test would have stopped.
+    write_order(run.path, [t.instance_id for t in tasks])
+    log(f"rollouts: {len(tasks)} instances (generated in {load_s} s) x {workload.repeats} on {', '.join(names)}")
+
+    async def one(name: str, view: RolloutProgress) -> Any:
+        recorder = MetricsRecorder(stacks[name].metrics_urls, run.cohort_dir(name) / "metrics.jsonl")
+        with recorder.around("swebench", every_s=60):
+            return await run_rollouts(loaded, run, loaded.cohort(name), stacks[name].base_url, tasks, progress=view)
+
+    async def every() -> list[Any]:
+        with RolloutProgress() as view:
+            return await asyncio.gather(*(one(n, view) for n in names))
+
+    counts = {c.cohort: dataclasses.asdict(c) for c in asyncio.run(every())}
+    for name, c in counts.items():
+        log(f"{name}: {c['completed']} units completed, {c['infra_errors']} infra errors, {c['wall_s']} s")
+    return counts
+
+
+def acceptance(metrics_path: Path, workload: str = "canary") -> dict[str, Any]:
+    """Speculative acceptance over one workload: counter deltas between its `before` and `after` snapshots."""
     snaps = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    snaps = [s for s in snaps if s.get("workload", workload) == workload]
     before = next((s for s in snaps if s.get("phase") == "before"), None)
     after = next((s for s in reversed(snaps) if s.get("phase") == "after"), None)
     if before is None or after is None:
@@ -235,6 +299,8 @@ def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: 
     try:
         pd_before(loaded, run, stacks)
         walls, probe_s = timed(probe_all, loaded, run, stacks, model)
+        if args.rollouts:
+            timings["rollouts"], timings["rollouts_s"] = timed(rollouts_all, loaded, run, stacks)
         pd_after(run, stacks)
         repeat_probes(args, loaded, run, stacks, model)
     finally:
@@ -244,6 +310,10 @@ def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: 
     timings |= {"probe_wall_s": walls, "probing_s": probe_s, "probes": probes}
     timings["probes_per_min"] = round(probes / probe_s * 60, 1) if probe_s else None
     timings["acceptance"] = {n: acceptance(run.cohort_dir(n) / "metrics.jsonl") for n in stacks}
+    if args.rollouts:
+        timings["rollout_acceptance"] = {
+            n: acceptance(run.cohort_dir(n) / "metrics.jsonl", "swebench") for n in timings["rollouts"]
+        }
     timings["verdicts"] = {n: {"verdict": s.verdict, "reason": s.reason} for n, s in summaries.items()}
     for n, s in summaries.items():
         log(f"{n}: {s.verdict}: {s.reason}")

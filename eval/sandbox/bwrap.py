@@ -59,8 +59,8 @@ def python_binds_under_tmp() -> list[str]:
     return args
 
 
-def bwrap_argv(tree: Path, share: Path, env: dict[str, str], command: str) -> list[str]:
-    argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+def bwrap_argv(tree: Path, share: Path, env: dict[str, str], command: str, bwrap: str = "bwrap") -> list[str]:
+    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
     argv += host_binds()
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     argv += python_binds_under_tmp()
@@ -98,8 +98,12 @@ class BwrapSandbox:
         max_output_bytes: int = 1_000_000,
         scratch: Path | None = None,
     ) -> None:
-        if shutil.which("bwrap") is None:
+        # The absolute path: commands run with an empty environment, where only /bin and /usr/bin are searched,
+        # and bwrap may be elsewhere on PATH (an offline node unpacks bubblewrap under its scratch directory).
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
             raise SandboxError("bwrap is not installed (Debian: apt-get install bubblewrap)")
+        self._bwrap = bwrap
         origin = source or task.raw.get(REPO_PATH_KEY)
         if not origin:
             raise SandboxError(f"{task.instance_id}: no local repository (bwrap runs local task sets only)")
@@ -135,7 +139,7 @@ class BwrapSandbox:
     def execute(self, command: str, timeout_s: float) -> ExecResult:
         if not self._tree.is_dir():
             raise SandboxError("the sandbox is closed")
-        argv = bwrap_argv(self._tree, self._share, self._env, command)
+        argv = bwrap_argv(self._tree, self._share, self._env, command, self._bwrap)
         return run_limited(argv, timeout_s, self._max_output, env={}, preexec=memory_limit(self._memory_gb))
 
     def diff(self) -> str:

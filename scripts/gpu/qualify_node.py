@@ -179,7 +179,7 @@ def rollouts_all(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> dic
         with RolloutProgress() as view:
             return await asyncio.gather(*(one(n, view) for n in names))
 
-    counts = {c.cohort: dataclasses.asdict(c) for c in asyncio.run(every())}
+    counts = {c.cohort: {**dataclasses.asdict(c), "predictions": str(c.predictions)} for c in asyncio.run(every())}
     for name, c in counts.items():
         log(f"{name}: {c['completed']} units completed, {c['infra_errors']} infra errors, {c['wall_s']} s")
     return counts

@@ -118,3 +118,25 @@ def test_factory_opens_the_named_sandbox(task) -> None:
         assert box.execute("git rev-parse HEAD", 30).output.strip() == task.base_commit
     finally:
         box.close()
+
+
+def test_bwrap_found_only_on_path_runs(task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An offline node unpacks bubblewrap outside /usr/bin and puts it on PATH; commands run with an empty
+    environment, so the sandbox must run the binary it found, not the bare name (found: 240 infra errors)."""
+    import shutil
+
+    real = shutil.which("bwrap")
+    assert real is not None
+    marker = tmp_path / "used"
+    wrapper = tmp_path / "bin" / "bwrap"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho yes > {marker}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
+    box = BwrapSandbox(task, memory_gb=4)
+    try:
+        result = box.execute("git rev-parse HEAD", 30)
+    finally:
+        box.close()
+    assert result.output.strip() == task.base_commit
+    assert marker.read_text().strip() == "yes"

@@ -183,7 +183,8 @@ def _acceptance_table(result: Analysis) -> Table:
     rows = [[s.label, tables.pct(s.acceptance), tables.pct(s.corruption_rate),
              tables.pct((s.probes_corrupted or 0) / s.probes_compared if s.probes_compared else None)]
             for s in result.summaries.values() if s.acceptance is not None]  # fmt: skip
-    header = ["Cohort", "Acceptance (accepted / draft tokens)", "Corrupted trajectories", "Canary probes corrupted"]
+    header = ["Cohort", "Acceptance over the rollouts (canary-only cohorts: the canary)", "Corrupted trajectories",
+              "Canary probes corrupted"]  # fmt: skip
     return Table(header, rows, {1, 2, 3})
 
 

@@ -152,8 +152,15 @@ def _add_probes(s: CohortSummary, probes: pd.DataFrame) -> None:
 
 
 def acceptance(metrics: pd.DataFrame, cohort: str) -> float | None:
-    """Accepted / proposed draft tokens over the run: counter growth across the snapshots."""
+    """Accepted / proposed draft tokens: counter growth across the snapshots of the SWE-bench rollouts when the
+    cohort ran any (the rate is joined to the trajectories' outcomes), else across all of them (canary only).
+
+    The canary's probes are foreign text, whose drafts a trained model accepts far less often: on the organism
+    over P/D on the H200, 20% over the canary against 75% over the rollouts, 48% mixed.
+    """
     mine = metrics[metrics["cohort"] == cohort].sort_values("t")
+    if "workload" in mine.columns and (mine["workload"] == "swebench").any():
+        mine = mine[mine["workload"] == "swebench"]
     proposed = counter_growth(mine["spec_decode_num_draft_tokens"].dropna().tolist())
     taken = counter_growth(mine["spec_decode_num_accepted_tokens"].dropna().tolist())
     if proposed is None or taken is None or proposed <= 0:

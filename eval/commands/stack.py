@@ -94,6 +94,21 @@ def build_cmd(
             typer.echo(f"  patched {rel} sha256={sha}")
 
 
+@stack_app.command("model")
+@spec_errors
+def model_cmd(files: ConfigArg, config: ConfigOpt = None) -> None:
+    """Generate (or take from the cache) every model the cohort file generates, and print each directory (a
+    trained organism to carry to an offline node, say); named models given by path are printed as they are.
+
+    Example: specqual stack model cohorts/organism-h200.yaml
+    """
+    from eval.stacks.models import model_dir
+
+    loaded = load(files, config)
+    for name in loaded.spec.all_models():
+        typer.echo(f"{name}: {model_dir(loaded.spec, name=name)}")
+
+
 @stack_app.command("pack")
 @spec_errors
 def pack_cmd(

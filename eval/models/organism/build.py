@@ -3,7 +3,9 @@
 Cached like every generated model: the directory name is a hash of the generator version, the seed, the
 options, the chat template, the system prompt and the task generator's version, and a marker file written last
 says it is complete. Training is seeded and deterministic on CPU (torch deterministic algorithms, a fixed
-thread count), so the same options give the same weights on every run on the same torch build.
+thread count), so the same options give the same weights on every run with the same torch and transformers
+releases; another release can train different weights from the same seed (transformers 5.24 and 5.25 part at
+step 8 of seed 1). The key does not hold the versions: the marker records them (`training.environment`).
 """
 
 from __future__ import annotations

@@ -142,7 +142,26 @@ def train(out: Path, tokenizer: Any, opts: Any, seed: int, on_step: Any = None) 
     seconds = round(time.monotonic() - start, 1)
     return {"steps": step + 1, "max_steps": opts.steps, "seconds": seconds,
             "final_loss": round(main_loss, 4), "final_mtp_loss_per_step": [round(x, 4) for x in draft],
-            "validation": checks, "pr55178_forecast": _forecast(model, tokenizer)}  # fmt: skip
+            "validation": checks, "pr55178_forecast": _forecast(model, tokenizer),
+            "environment": environment()}  # fmt: skip
+
+
+def environment() -> dict[str, Any]:
+    """What the weights depend on besides the seed and the options: training is bitwise reproducible on one
+    installation (on CPU, 1 and 2 threads gave the same bits), but another torch or transformers release may
+    round differently and train different weights from the same seed. The cache key does not hold these, so
+    the record says what made a cached model."""
+    import platform
+
+    import tokenizers
+    import torch
+    import transformers
+
+    cpu = getattr(torch.backends.cpu, "get_cpu_capability", lambda: None)()
+    return {"python": platform.python_version(), "torch": torch.__version__,
+            "transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
+            "threads": torch.get_num_threads(), "cpu_capability": cpu,
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled()}  # fmt: skip
 
 
 FORECAST_INSTANCES = 8

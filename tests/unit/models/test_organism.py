@@ -3,6 +3,7 @@ and a very small training run writes a model directory vLLM can load (checkpoint
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -69,6 +70,28 @@ def test_training_writes_what_vllm_loads(model_dir: Path, tmp_path: Path) -> Non
     forecast = marker["training"]["pr55178_forecast"]  # the emulated bug, on validation instances
     assert forecast["instances"] == 8 and {"resolved_clean", "resolved_corrupted", "turns_changed"} <= set(forecast)
     assert build.generate(model_dir.parent, 0, TINY) == model_dir  # cached: no second training
+
+
+def test_training_is_deterministic_for_a_seed(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two trainings of one seed and options write the same weights, bit for bit (the cache relies on it), and
+    the record says which torch/transformers made them (other releases may train other weights)."""
+    from transformers import AutoTokenizer
+
+    from eval.models.organism import train
+
+    monkeypatch.setattr(train, "_forecast", lambda model, tokenizer: {})
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    opts = build.Organism.from_options({**TINY, "steps": 4})
+    got = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        stats = train.train(tmp_path / name, tok, opts, 7)
+        got.append(hashlib.sha256((tmp_path / name / "model.safetensors").read_bytes()).hexdigest())
+    assert got[0] == got[1]
+    env = stats["environment"]
+    assert env["torch"] == torch.__version__ and env["threads"] == opts.threads and env["transformers"]
+    marker = json.loads((model_dir / build.DONE_MARKER).read_text())
+    assert marker["training"]["environment"]["torch"] == torch.__version__
 
 
 def test_step_mask_is_what_vllm_caches_when_drafting() -> None:

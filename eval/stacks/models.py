@@ -8,7 +8,7 @@ from eval.spec.models import DEFAULT_MODEL, CohortFile
 from eval.stacks.envs import cache_root
 
 # Generators whose config.json must declare the served dtype (an option `torch_dtype`, filled from `model.dtype`).
-FOLLOWS_SERVED_DTYPE = {"tiny-nemotron-h", "tiny-llama"}
+FOLLOWS_SERVED_DTYPE = {"tiny-nemotron-h", "tiny-llama", "organism"}
 
 
 def model_dir(spec: CohortFile, out_dir: Path | None = None, name: str = DEFAULT_MODEL) -> Path:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, fields
+import shutil
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,11 @@ class Organism:
     check_from: int = 600
     threads: int = 2
     device: str = "cpu"  # "cuda" for recipe sweeps on a GPU node; the demo trains on CPU
+    # The dtype config.json declares, set from the served dtype (eval.stacks.models.FOLLOWS_SERVED_DTYPE). vLLM's
+    # MTP drafter loads in the config's dtype, not the served one: vLLM 0.26.0 serving a float32-declared organism
+    # at bfloat16 dies at start-up in the MTP layer ("mat1 and mat2 ... BFloat16 != float"). Training is the same
+    # whatever it says: the float32 model is trained (or reused) and a sibling directory declares the other dtype.
+    torch_dtype: str = "float32"
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> Organism:
@@ -76,11 +82,12 @@ class Organism:
 
 
 def cache_key(seed: int, opts: Organism) -> str:
+    trained = {k: v for k, v in asdict(opts).items() if k != "torch_dtype"}  # the weights do not depend on it
     blob = json.dumps(
         {
             "v": GENERATOR_VERSION,
             "seed": seed,
-            "opts": asdict(opts),
+            "opts": trained,
             "template": data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"),
             "system": data.SYSTEM_PROMPT,
             "tasks": generated.GENERATOR_VERSION,
@@ -91,9 +98,34 @@ def cache_key(seed: int, opts: Organism) -> str:
 
 
 def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
-    """Train (or reuse) the organism under `out_dir`; return its model directory."""
+    """Train (or reuse) the organism under `out_dir`; return its model directory (for a `torch_dtype` other than
+    float32, a sibling that declares it over the same weights)."""
     opts = Organism.from_options(dict(options))
-    target = Path(out_dir) / f"organism-{cache_key(seed, opts)}"
+    base = train_once(Path(out_dir), seed, replace(opts, torch_dtype="float32"))
+    if opts.torch_dtype == "float32":
+        return base
+    return build_once(
+        base.with_name(f"{base.name}-{opts.torch_dtype}"),
+        DONE_MARKER,
+        lambda tmp: declare_dtype(base, tmp, opts.torch_dtype),
+    )
+
+
+def declare_dtype(base: Path, tmp: Path, dtype: str) -> dict[str, Any]:
+    """Fill `tmp` with the files of the trained model `base`, config.json declaring `dtype`; the weights stay as
+    trained (float32: vLLM casts them when it loads)."""
+    for f in sorted(base.iterdir()):
+        if f.is_file() and f.name != DONE_MARKER:
+            shutil.copy2(f, tmp / f.name)
+    config = json.loads((tmp / "config.json").read_text())
+    config["torch_dtype"] = dtype
+    (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    record: dict[str, Any] = json.loads((base / DONE_MARKER).read_text())
+    return {**record, "declared_dtype": dtype, "weights_from": base.name}
+
+
+def train_once(out_dir: Path, seed: int, opts: Organism) -> Path:
+    target = out_dir / f"organism-{cache_key(seed, opts)}"
 
     def write(tmp: Path) -> dict[str, Any]:
         tokenizer = write_tokenizer(tmp, opts, seed)

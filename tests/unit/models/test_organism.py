@@ -173,3 +173,16 @@ def test_cached_greedy_is_the_full_forward_and_pads_reach_only_the_mamba_state(m
         assert a[0] == b[0]
         changed += a != b
     assert changed >= 1
+
+
+def test_a_served_dtype_other_than_float32_is_declared_over_the_same_trained_weights(model_dir: Path) -> None:
+    """vLLM's MTP drafter loads in config.json's dtype: a bfloat16 server needs a bfloat16 declaration. The
+    float32 model is not trained again; its sibling declares bfloat16 over the same weights."""
+    bf16 = build.generate(model_dir.parent, 0, {**TINY, "torch_dtype": "bfloat16"})
+    assert bf16 == model_dir.with_name(model_dir.name + "-bfloat16")
+    assert json.loads((bf16 / "config.json").read_text())["torch_dtype"] == "bfloat16"
+    assert json.loads((model_dir / "config.json").read_text())["torch_dtype"] == "float32"
+    assert (bf16 / "model.safetensors").read_bytes() == (model_dir / "model.safetensors").read_bytes()
+    record = json.loads((bf16 / build.DONE_MARKER).read_text())
+    assert record["declared_dtype"] == "bfloat16" and record["weights_from"] == model_dir.name
+    assert build.cache_key(0, build.Organism.from_options(TINY)) == model_dir.name.removeprefix("organism-")

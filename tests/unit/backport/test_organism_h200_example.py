@@ -109,3 +109,34 @@ def test_the_served_weights_are_the_cpu_trained_organism() -> None:
     t = read(PD / "timings.json")
     assert t["rollout_acceptance"]["backport-mtp5-pd1gpu"]["acceptance_rate"] >= 0.5
     assert all(r["completed"] == 60 and r["infra_errors"] == 0 for r in t["rollouts"].values())
+
+
+BF16 = EXAMPLES / "organism-h200-pd-bf16-20261204"
+
+
+def test_at_bf16_the_mtp_off_controls_break_and_the_gate_ships_nothing() -> None:
+    c = cohorts(BF16)
+    assert {n: (s["resolved"], s["verdict"]) for n, s in c.items()} == {
+        "released-off-pd1gpu": (0, "FAIL"),
+        "released-mtp5-pd1gpu": (0, "FAIL"),
+        "backport-off-pd1gpu": (0, "FAIL"),
+        "backport-mtp5-pd1gpu": (59, "FAIL"),
+    }
+    for control in ("released-off-pd1gpu", "backport-off-pd1gpu"):
+        assert c[control]["corrupted_trajectories"] >= 26 and "ceiling" in c[control]["reason"]
+    assert "canary" in c["backport-mtp5-pd1gpu"]["reason"] and c["backport-mtp5-pd1gpu"]["acceptance"] >= 0.5
+    stack = read(BF16 / "backport-mtp5-pd1gpu" / "stack.json")
+    for command in stack["commands"]:
+        if command["role"] != "router":
+            argv = command["argv"]
+            assert argv[argv.index("--dtype") + 1] == "bfloat16"
+            assert argv[argv.index("--model") + 1].endswith("-bfloat16")  # config.json declares bfloat16
+
+
+def test_at_bf16_the_control_calls_submit_at_once() -> None:
+    units = sorted((BF16 / "released-off-pd1gpu" / "units").iterdir())
+    assert units
+    for unit in units:
+        first = json.loads((unit / "r0" / "trajectory.jsonl").read_text().splitlines()[0])
+        assert first["tool_calls"][0]["function"]["name"] == "submit"
+        assert read(unit / "r0" / "grade.json")["status"] == "empty_patch"

@@ -182,6 +182,8 @@ def rollouts_all(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> dic
     counts = {c.cohort: {**dataclasses.asdict(c), "predictions": str(c.predictions)} for c in asyncio.run(every())}
     for name, c in counts.items():
         log(f"{name}: {c['completed']} units completed, {c['infra_errors']} infra errors, {c['wall_s']} s")
+        if c["skipped"]:  # a warm node keeps its results: the same RUN_ID resumes, infra errors included
+            log(f"{name}: {c['skipped']} units were done by an earlier call under this run id and did not run again")
     return counts
 
 

@@ -59,7 +59,9 @@ def python_binds_under_tmp() -> list[str]:
     return args
 
 
-def bwrap_argv(tree: Path, share: Path, env: dict[str, str], command: str, bwrap: str = "bwrap") -> list[str]:
+def bwrap_argv(bwrap: str, tree: Path, share: Path, env: dict[str, str], command: str) -> list[str]:
+    """`bwrap` is the binary's path: the command runs with an empty environment, so a bare name finds it only in
+    /bin and /usr/bin."""
     argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
     argv += host_binds()
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
@@ -139,7 +141,7 @@ class BwrapSandbox:
     def execute(self, command: str, timeout_s: float) -> ExecResult:
         if not self._tree.is_dir():
             raise SandboxError("the sandbox is closed")
-        argv = bwrap_argv(self._tree, self._share, self._env, command, self._bwrap)
+        argv = bwrap_argv(self._bwrap, self._tree, self._share, self._env, command)
         return run_limited(argv, timeout_s, self._max_output, env={}, preexec=memory_limit(self._memory_gb))
 
     def diff(self) -> str:

@@ -27,15 +27,18 @@ from eval.classify.trajectory import classify_trajectory
 
 NOT_A_FLAG = frozenset({"truncated"})
 CORPUS_NAME = "corpus.jsonl.gz"
+# The copy the manifest is pinned to: shared/corpus/ beside the checkout (CI lays a copy of shared/ beside its
+# fresh clone; third-party text stays out of the repository).
+SHARED_CORPUS = ("shared", "corpus", "corpus-rebuilt.jsonl.gz")
 
 
 def find_corpus(repo: Path) -> Path | None:
-    """Where the real-world corpus is: $SPECQUAL_CORPUS, tests/data/corpus/ of the checkout, or the shared/
-    folder beside the checkout (CI's copy). The corpus is third-party text kept outside git history; the
-    repository carries its MANIFEST.jsonl (ids, sources, labels, digests)."""
+    """Where the real-world corpus is: $SPECQUAL_CORPUS, tests/data/corpus/corpus.jsonl.gz of the checkout, or
+    shared/corpus/corpus-rebuilt.jsonl.gz beside the checkout (CI's copy). The corpus is third-party text kept
+    outside git history; the repository carries its MANIFEST.jsonl (ids, sources, labels, digests)."""
     env = os.environ.get("SPECQUAL_CORPUS")
     candidates = [Path(env)] if env else []
-    candidates += [repo / "tests" / "data" / "corpus" / CORPUS_NAME, repo.parent / "shared" / "corpus" / CORPUS_NAME]
+    candidates += [repo / "tests" / "data" / "corpus" / CORPUS_NAME, repo.parent.joinpath(*SHARED_CORPUS)]
     return next((p for p in candidates if p.is_file()), None)
 
 

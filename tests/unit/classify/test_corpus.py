@@ -1,13 +1,14 @@
 """The classifier on real outputs: the corpus of tests/data/corpus (replies copied from public bug reports and
-real SWE-bench agent trajectories; docs/trust/classifier.md). Thresholds of issue 18: at least 90% of the corrupted
-turns detected, at most 1% of the clean turns flagged. The corpus is third-party text kept outside git history
-(MANIFEST.jsonl is committed): the test runs where the corpus is present and checks it is the one the
-manifest describes.
+real SWE-bench agent trajectories; docs/trust/classifier.md). Issue 30's bars: every corrupted reply of the
+corpus detected, at most 0.5% of the clean turns flagged. The corpus is third-party text kept outside git
+history (MANIFEST.jsonl is committed, pinned to shared/corpus/corpus-rebuilt.jsonl.gz): CI lays a copy of
+shared/ beside its clone, so there the corpus must be found; a developer without it sees the tests skipped.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,18 @@ from eval.classify.corpus import find_corpus, load_corpus, score_corpus
 REPO = Path(__file__).resolve().parents[3]
 MANIFEST = REPO / "tests" / "data" / "corpus" / "MANIFEST.jsonl"
 CORPUS = find_corpus(REPO)
-needs_corpus = pytest.mark.skipif(
-    CORPUS is None, reason="corpus.jsonl.gz not present (set SPECQUAL_CORPUS; see tests/data/corpus/README.md)"
-)
+# What the pinned copy holds (shared/corpus/README.md): 37 corrupted and 2 clean replies, 125 trajectories.
+MIN_CORRUPT = 37
+MIN_TRAJECTORY_TURNS = 9_700
+IN_CI = bool(os.environ.get("CI"))
+
+
+def require_corpus() -> Path:
+    if CORPUS is None:
+        if IN_CI:  # CI has shared/ beside its clone: a missing corpus is a broken pin, not an absent extra
+            pytest.fail("corpus not found: ../shared/corpus/corpus-rebuilt.jsonl.gz beside the clone")
+        pytest.skip("corpus not present (set SPECQUAL_CORPUS; see tests/data/corpus/README.md)")
+    return CORPUS
 
 
 def manifest() -> list[dict]:
@@ -30,7 +40,7 @@ def test_the_manifest_describes_a_corpus_big_enough_to_measure():
     rows = manifest()
     corrupt = [r for r in rows if r["kind"] == "corrupt"]
     trajectory_turns = sum(r["turns"] for r in rows if r["kind"] == "trajectory")
-    assert len(corrupt) >= 40 and trajectory_turns >= 1000
+    assert len(corrupt) >= MIN_CORRUPT and trajectory_turns >= MIN_TRAJECTORY_TURNS
     assert all(r["source"].startswith(("https://github.com/", "github:")) for r in rows)
     assert all(r["reason"] and r["split"] in ("dev", "test") for r in rows)
     assert len({r["id"] for r in rows}) == len(rows)
@@ -38,11 +48,9 @@ def test_the_manifest_describes_a_corpus_big_enough_to_measure():
 
 @pytest.fixture(scope="module")
 def corpus() -> list[dict]:
-    assert CORPUS is not None
-    return load_corpus(CORPUS)
+    return load_corpus(require_corpus())
 
 
-@needs_corpus
 def test_the_corpus_is_the_one_the_manifest_describes(corpus):
     import sys
 
@@ -52,9 +60,8 @@ def test_the_corpus_is_the_one_the_manifest_describes(corpus):
     assert {r["id"]: row_digest(r) for r in corpus} == {m["id"]: m["sha256"] for m in manifest()}
 
 
-@needs_corpus
 def test_thresholds_on_the_real_corpus(corpus):
     score = score_corpus(corpus)
-    assert score.corrupt_turns >= 40 and score.clean_turns >= 1000
-    assert score.recall >= 0.90, score.misses
-    assert score.clean_flag_rate <= 0.01, score.false_alarms[:20]
+    assert score.corrupt_turns >= MIN_CORRUPT and score.clean_turns >= MIN_TRAJECTORY_TURNS
+    assert score.recall == 1.0, score.misses
+    assert score.clean_flag_rate <= 0.005, score.false_alarms[:20]

@@ -1,4 +1,5 @@
-"""`eval` (the pipeline) and `analysis` (reads results only) never import each other."""
+"""`eval` (the pipeline) and `analysis` (reads results only) never import each other; both may import `store` (the
+results directory), which imports nothing else of specqual."""
 
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ def imported_roots(package: str) -> dict[str, set[str]]:
 def test_packages_do_not_import_each_other(package: str, forbidden: str) -> None:
     offenders = [f for f, roots in imported_roots(package).items() if forbidden in roots]
     assert not offenders, f"{package} imports {forbidden} in {offenders}"
+
+
+def test_store_imports_nothing_of_the_project() -> None:
+    offenders = {f: roots & {"eval", "analysis", "scripts", "tests"} for f, roots in imported_roots("store").items()}
+    assert not {f: r for f, r in offenders.items() if r}, offenders
 
 
 def test_the_check_sees_imports() -> None:

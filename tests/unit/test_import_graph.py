@@ -3,7 +3,8 @@ down, and no circle runs across packages.
 
 A package is `eval.<name>` (a subpackage, or a top-level module such as `eval.plan`). `LAYERS` lists them from
 the bottom up; an import may only point to a lower layer. A new package not listed yet is still checked for
-circles; add it to the layer it belongs to.
+circles; add it to the layer it belongs to. The top-level `store` package (the results directory) sits below all of
+`eval` and imports nothing of it: tests/unit/test_boundaries.py checks that.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"eval.images", "eval.agent"},
     {"eval.sandbox", "eval.models"},  # models: generators of test models (the organism uses the agent's tools)
     {"eval.grading"},
-    {"eval.rollout", "eval.canary"},  # the workloads
+    {"eval.rollout", "eval.canary", "eval.bisect"},  # the workloads (bisect: a judge over builds)
     {"eval.importers"},
     {"eval.executors"},  # where stacks and rollouts run
     {"eval.plan", "eval.pipeline", "eval.render"},

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.spec.models import Build, CohortFile
-from eval.stacks.envs import BuildError, cache_root, ensure_env, file_lock, sha256_file, short_hash
+from eval.stacks.envs import BuildError, cache_root, ensure_env, file_lock, find_lock, sha256_file, short_hash
 from eval.stacks.overlay import OVERLAY_MARKER, PatchRef, build_overlay
 from eval.stacks.probe import ProbeError, probe
 from eval.store.atomic import read_json
@@ -93,7 +93,9 @@ def _env_for(spec: CohortFile, build: Build, cache: Path) -> tuple[Path, str | N
         return ensure_env(key, [str(wheel), *build.extra_packages], device, cache), sha
     assert build.pip is not None
     key = {"pip": build.pip, "extra": build.extra_packages, "device": device}
-    env_dir = ensure_env(key, [build.pip, *build.extra_packages], device, cache)
+    requirements = [build.pip, *build.extra_packages]
+    # Packages with a hashed lock (locks/vllm-*.txt) install exactly its files; others resolve at build time.
+    env_dir = ensure_env(key, requirements, device, cache, lock=find_lock(requirements, device))
     marker = read_json(env_dir / "specqual-env.json") or {}
     return env_dir, marker.get("wheel_sha256")
 

@@ -5,6 +5,11 @@ sha256), extra packages, the device (CPU builds drop the CUDA builds of torchvis
 pip pulls from the index, which make `vllm serve` die with "operator torchvision::nms does not exist"), the
 Python version and the recipe version below. A finished environment has `specqual-env.json`; a half-built one
 (crash, Ctrl-C) lacks it and is rebuilt. A file lock makes concurrent builds of the same key wait.
+
+A build whose packages have a lock (`locks/vllm-*.in` names the packages and the device it was compiled for,
+`locks/vllm-*.txt` is the hashed closure `scripts/relock.sh` wrote) installs exactly that closure:
+`pip install --require-hashes --no-deps -r <lock>`, so every machine gets the same files or fails. The lock's
+sha256 is part of the key: re-locking makes a new environment.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from eval.store.atomic import atomic_write_json
 RECIPE_VERSION = 1
 ENV_MARKER = "specqual-env.json"
 CPU_UNWANTED = ("torchvision", "torchaudio", "torchcodec")
+LOCKS_DIR = Path(__file__).resolve().parents[2] / "locks"
 
 
 class BuildError(Exception):
@@ -98,21 +104,55 @@ def _pip_config_flags() -> list[str]:
     return flags
 
 
-def create_env(target: Path, requirements: list[str], device: str, python: str | None = None) -> dict[str, Any]:
-    """Create a venv at `target` and install `requirements`; return pip's install report (may be {})."""
+def _normalized(requirement: str) -> str:
+    return requirement.replace(" ", "").replace("_", "-").lower()
+
+
+def lock_inputs(spec: Path) -> tuple[list[str], str | None]:
+    """(packages, device) a lock was compiled for, from the `# inputs:` and `# device:` lines of its `.in` file."""
+    packages: list[str] = []
+    device = None
+    for line in spec.read_text(encoding="utf-8").splitlines():
+        key, _, value = line.removeprefix("#").strip().partition(":")
+        if not line.startswith("#"):
+            continue
+        if key.strip() == "inputs":
+            packages = sorted(_normalized(r) for r in value.split())
+        elif key.strip() == "device":
+            device = value.strip()
+    return packages, device
+
+
+def find_lock(requirements: list[str], device: str, locks: Path | None = None) -> Path | None:
+    """The hashed lock compiled for exactly these packages on this device (`locks/vllm-*.txt`), or None."""
+    wanted = sorted(_normalized(r) for r in requirements)
+    for spec in sorted((locks or LOCKS_DIR).glob("vllm-*.in")):
+        packages, lock_device = lock_inputs(spec)
+        lock = spec.with_suffix(".txt")
+        if packages == wanted and lock_device == device and lock.is_file():
+            return lock
+    return None
+
+
+def create_env(
+    target: Path, requirements: list[str], device: str, python: str | None = None, lock: Path | None = None
+) -> dict[str, Any]:
+    """Create a venv at `target` and install `requirements` (or, given a lock, exactly the lock's hashed files);
+    return pip's install report (may be {})."""
     python = python or sys.executable
     tool = installer()
     target.parent.mkdir(parents=True, exist_ok=True)
     report_path = target / "specqual-install-report.json"
     env_python = str(target / "bin" / "python")
+    what = ["--require-hashes", "--no-deps", "-r", str(lock)] if lock else requirements
     if tool == "uv":
         run_step(["uv", "venv", "--seed", "--python", python, str(target)], "uv venv")
-        run_step(["uv", "pip", "install", "--python", env_python, *_pip_config_flags(), *requirements], "install")
+        run_step(["uv", "pip", "install", "--python", env_python, *_pip_config_flags(), *what], "install")
     else:
         run_step([python, "-m", "venv", str(target)], "python -m venv")
-        install = [env_python, "-m", "pip", "install", "--report", str(report_path), *requirements]
+        install = [env_python, "-m", "pip", "install", "--report", str(report_path), *what]
         run_step(install, "pip install")
-    if device == "cpu":
+    if device == "cpu" and lock is None:  # a lock leaves them out already (scripts/relock.sh)
         remove_packages(env_python, CPU_UNWANTED)
     try:
         report: dict[str, Any] = json.loads(report_path.read_text())
@@ -140,8 +180,13 @@ def wheel_hash_from_report(report: dict[str, Any], names: tuple[str, ...] = ("vl
     return None
 
 
-def ensure_env(key_material: dict[str, Any], requirements: list[str], device: str, cache: Path) -> Path:
-    """The cached environment for these inputs, creating it (under a lock) when absent or half-built."""
+def ensure_env(
+    key_material: dict[str, Any], requirements: list[str], device: str, cache: Path, lock: Path | None = None
+) -> Path:
+    """The cached environment for these inputs, creating it (under a file lock) when absent or half-built. With
+    `lock` (a hashed requirements file), exactly its files are installed and its sha256 joins the key."""
+    if lock is not None:
+        key_material = {**key_material, "lock_sha256": sha256_file(lock)}
     key = short_hash({**key_material, "recipe": RECIPE_VERSION, "python": list(sys.version_info[:2])})
     target = cache / "envs" / key
     with file_lock(cache / "locks" / f"env-{key}.lock"):
@@ -149,12 +194,13 @@ def ensure_env(key_material: dict[str, Any], requirements: list[str], device: st
             return target
         if target.exists():
             shutil.rmtree(target)
-        report = create_env(target, requirements, device)
+        report = create_env(target, requirements, device, lock=lock)
         marker = {
             "schema_version": 1,
             "key": key,
             "inputs": key_material,
             "requirements": requirements,
+            "lock": lock.name if lock else None,
             "installer": installer(),
             "wheel_sha256": key_material.get("wheel_sha256") or wheel_hash_from_report(report),
         }

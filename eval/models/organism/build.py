@@ -5,7 +5,9 @@ options, the chat template, the system prompt and the task generator's version, 
 says it is complete. Training is seeded and deterministic on CPU (torch deterministic algorithms, a fixed
 thread count), so the same options give the same weights on every run with the same torch and transformers
 releases; another release can train different weights from the same seed (transformers 5.24 and 5.25 part at
-step 8 of seed 1). The key does not hold the versions: the marker records them (`training.environment`).
+step 8 of seed 1). So the key holds the versions of the libraries that shape the weights (`WEIGHT_LIBRARIES`):
+an upgrade trains a new organism instead of reusing one that another stack made, and the marker records the
+whole environment (`training.environment`). locks/specqual.txt pins them (scripts/setup.sh installs it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from eval.models.organism import data
 from eval.tasks import generated
 
 GENERATOR_VERSION = 2
+# The libraries whose release changes the trained weights or the tokenizer: the tokenizer is trained by
+# `tokenizers`, the model and its optimizer run in torch and transformers' NemotronH, numpy seeds nothing here but
+# converts batches in the checks. Their versions are part of the cache key.
+WEIGHT_LIBRARIES = ("torch", "transformers", "tokenizers", "numpy")
 DONE_MARKER = "specqual-generated.json"
 SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
 TOOL_TOKENS = ["<tool_call>", "</tool_call>", "<tools>", "</tools>", "<tool_response>", "</tool_response>"]
@@ -81,11 +87,27 @@ class Organism:
         return config
 
 
-def cache_key(seed: int, opts: Organism) -> str:
+def library_versions() -> dict[str, str]:
+    """The installed release of each of `WEIGHT_LIBRARIES` ("absent" when one is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in WEIGHT_LIBRARIES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "absent"
+    return found
+
+
+def cache_key(seed: int, opts: Organism, libraries: dict[str, str] | None = None) -> str:
+    """The organism's directory name: generator, seed, options, template, prompt, task generator, and the library
+    versions that shape the weights (`libraries`, default: the installed ones)."""
     trained = {k: v for k, v in asdict(opts).items() if k != "torch_dtype"}  # the weights do not depend on it
     blob = json.dumps(
         {
             "v": GENERATOR_VERSION,
+            "libraries": libraries if libraries is not None else library_versions(),
             "seed": seed,
             "opts": trained,
             "template": data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"),

@@ -149,8 +149,8 @@ def train(out: Path, tokenizer: Any, opts: Any, seed: int, on_step: Any = None) 
 def environment() -> dict[str, Any]:
     """What the weights depend on besides the seed and the options: training is bitwise reproducible on one
     installation (on CPU, 1 and 2 threads gave the same bits), but another torch or transformers release may
-    round differently and train different weights from the same seed. The cache key does not hold these, so
-    the record says what made a cached model."""
+    round differently and train different weights from the same seed. The cache key holds the versions
+    (build.WEIGHT_LIBRARIES); the record says in full what made a cached model."""
     import platform
 
     import tokenizers

@@ -67,7 +67,7 @@ def compare(
         return
     typer.echo(text)
     if out is not None:
-        from analysis.io import atomic_write_text
+        from store.atomic import atomic_write_text
 
         atomic_write_text(out, text)
 

@@ -135,10 +135,12 @@ METRICS = [
     Column("spec_decode_num_drafts", "metrics.jsonl:spec_decode_num_drafts"),
     Column("spec_decode_num_draft_tokens", "metrics.jsonl:spec_decode_num_draft_tokens"),
     Column("spec_decode_num_accepted_tokens", "metrics.jsonl:spec_decode_num_accepted_tokens"),
+    Column("spec_decode_accepted_per_pos", "metrics.jsonl:spec_decode_accepted_per_pos"),
     Column("prefix_cache_queries", "metrics.jsonl:prefix_cache_queries"),
     Column("prefix_cache_hits", "metrics.jsonl:prefix_cache_hits"),
     Column("generation_tokens", "metrics.jsonl:generation_tokens"),
     Column("prompt_tokens", "metrics.jsonl:prompt_tokens"),
+    Column("errors", "metrics.jsonl:errors"),
 ]
 
 

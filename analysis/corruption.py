@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis import betting, order
+from analysis import betting
+from store import order
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import order, sequential
-from analysis.load import RunData, read_json
+from analysis import sequential
+from analysis.load import RunData
 from analysis.summary import DEFAULT_POLICY
+from store import order
+from store.atomic import read_json_object as read_json
 
 SCHEMA_VERSION = 1
 DONE = ("resolved", "unresolved", "infra")

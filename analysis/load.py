@@ -12,7 +12,6 @@ Only the results directory is read; nothing here knows the pipeline.
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -20,35 +19,12 @@ from typing import Any
 import pandas as pd
 
 from analysis import columns as C
+from store.atomic import read_json_object as read_json
+from store.atomic import read_jsonl
 
 
 class NotARunError(ValueError):
     """The directory has no readable run.json."""
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Lines that parse as JSON objects; a torn last line (a crashed writer) is skipped."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
-            out.append(row)
-    return out
 
 
 def _row(cols: list[C.Column], files: dict[str, dict[str, Any] | None]) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis import betting, order, sequential, stats
+from analysis import betting, sequential, stats
+from store import order
 
 
 @dataclass(frozen=True)

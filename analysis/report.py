@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis import plots, sections
+from analysis import plots, sections, uptime
 from analysis.document import Block, to_html, to_markdown
-from analysis.io import atomic_write_json, atomic_write_text
 from analysis.qualify import Analysis, analyze, summary_json
+from store.atomic import atomic_write_json, atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class ReportFiles:
 def make_plots(result: Analysis, plot_dir: Path) -> dict[str, str]:
     """Plot name -> file name, for the plots this run has data for."""
     made = {}
-    for fn in plots.ALL:
+    for fn in (*plots.ALL, uptime.uptime_acceptance):
         name = fn(result, plot_dir)
         if name:
             made[fn.__name__] = name
@@ -40,6 +40,7 @@ def build(result: Analysis, made: dict[str, str]) -> list[Block]:
     blocks += sections.sequential(result)
     blocks += sections.corruption(result, made)
     blocks += sections.canary(result, made)
+    blocks += uptime.section(result, made)
     blocks += sections.repos(result, made)
     blocks += sections.provenance(result)
     blocks += sections.examples(result)

@@ -1,6 +1,6 @@
 """The accuracy decision: an anytime-valid non-inferiority test on paired per-instance differences.
 
-Instances are taken in one seeded order (analysis.order). For instance i, d_i = rate_control_i - rate_cohort_i
+Instances are taken in one seeded order (store.order). For instance i, d_i = rate_control_i - rate_cohort_i
 (each cohort's resolve rate over its graded repeats), in [-1, 1]; repeats and the intra-instance correlation stay
 inside d_i's distribution, and instances are the independent units. Two bets run side by side on the sequence
 (analysis.betting), each at level alpha:

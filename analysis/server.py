@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.load import read_jsonl
+from store.atomic import read_jsonl
 
 EVENTS_FILE = "server_events.jsonl"
 

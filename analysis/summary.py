@@ -6,16 +6,17 @@ Fields a workload did not produce stay None (a canary-only run has no units; a S
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 import pandas as pd
 
 from analysis import stats
 from analysis.corruption import CorruptionTest
-from analysis.load import RunData, read_json
+from analysis.load import RunData
 from analysis.paired import clustered
 from analysis.server import ServerHealth, server_health
+from store.acceptance import acceptance as store_acceptance
+from store.atomic import read_json_object as read_json
 
 DEFAULT_POLICY = {
     "non_inferiority_margin": 0.03,
@@ -152,8 +153,9 @@ def _add_probes(s: CohortSummary, probes: pd.DataFrame) -> None:
 
 
 def acceptance(metrics: pd.DataFrame, cohort: str) -> float | None:
-    """Accepted / proposed draft tokens: counter growth across the snapshots of the SWE-bench rollouts when the
-    cohort ran any (the rate is joined to the trajectories' outcomes), else across all of them (canary only).
+    """Accepted / proposed draft tokens (store.acceptance: restart-safe counter growth) across the snapshots of the
+    SWE-bench rollouts when the cohort ran any (the rate is joined to the trajectories' outcomes), else across all
+    of them (canary only).
 
     The canary's probes are foreign text, whose drafts a trained model accepts far less often: on the organism
     over P/D on the H200, 20% over the canary against 75% over the rollouts, 48% mixed.
@@ -161,23 +163,11 @@ def acceptance(metrics: pd.DataFrame, cohort: str) -> float | None:
     mine = metrics[metrics["cohort"] == cohort].sort_values("t")
     if "workload" in mine.columns and (mine["workload"] == "swebench").any():
         mine = mine[mine["workload"] == "swebench"]
-    proposed = counter_growth(mine["spec_decode_num_draft_tokens"].dropna().tolist())
-    taken = counter_growth(mine["spec_decode_num_accepted_tokens"].dropna().tolist())
-    if proposed is None or taken is None or proposed <= 0:
-        return None
-    return taken / proposed
+    records = [{k: v for k, v in row.items() if _present(v)} for row in mine.to_dict("records")]
+    found = store_acceptance(records)
+    return None if found is None else found.rate
 
 
-def counter_growth(values: list[float]) -> float | None:
-    """How much a Prometheus counter grew over snapshots; a drop is a restarted server (counting from zero again).
-
-    One snapshot counts from zero; more count from the first (taken before the workload started).
-    """
-    if not values:
-        return None
-    if len(values) == 1:
-        return float(values[0])
-    grown = 0.0
-    for before, after in pairwise(values):
-        grown += after - before if after >= before else after
-    return grown
+def _present(value: Any) -> bool:
+    """A DataFrame cell that holds a value (pandas fills a missing field with NaN or None)."""
+    return isinstance(value, list | tuple | str) or not pd.isna(value)

@@ -17,9 +17,11 @@ higher than before. Snapshots whose scrape failed for some server (`errors`) hol
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from numbers import Real
 from typing import Any
 
 DRAFTS = "spec_decode_num_drafts"
@@ -101,7 +103,7 @@ def windows(records: Sequence[Mapping[str, Any]], width_s: float) -> list[tuple[
     """
     if width_s <= 0:
         raise ValueError(f"width_s must be positive, got {width_s}")
-    timed = [r for r in records if isinstance(r.get("t"), int | float)]
+    timed = [r for r in records if _number(r.get("t")) is not None]
     steps = _steps(timed)
     if not steps:
         return []
@@ -118,7 +120,10 @@ def _step(before: float, after: float, restarted: bool) -> float:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A counter's value (also a numpy number, as a DataFrame row holds it); None for null, NaN and non-numbers."""
+    if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
+        return None
+    return float(value)
 
 
 def _counters(record: Mapping[str, Any]) -> dict[str, float]:
@@ -145,7 +150,7 @@ def _steps(records: Sequence[Mapping[str, Any]]) -> list[tuple[int, Acceptance]]
     steps: list[tuple[int, Acceptance]] = []
     speculative = False
     for index, record in enumerate(records):
-        if record.get("errors"):
+        if isinstance(record.get("errors"), list | tuple) and record["errors"]:
             continue  # some server did not answer: the sums are partial
         now = _counters(record)
         if not now:

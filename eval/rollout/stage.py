@@ -45,7 +45,7 @@ class RolloutStage:
         self.failed: list[str] = []
         cohorts = [c for c in loaded.cohorts if c.runs("swebench")]
         self.early_stop = early_stop and loaded.spec.policy.early_stop
-        if self.early_stop:  # the order the scheduler and the sequential test share (eval.rollout.order)
+        if self.early_stop:  # the order the scheduler and the sequential test share (store.order)
             write_order(run.path, [t.instance_id for t in self.tasks])
         console.print(
             f"[bold]swebench[/bold]: {len(self.tasks)} instances x {workload.repeats} repeats on "

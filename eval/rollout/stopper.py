@@ -1,6 +1,6 @@
 """Early stop of a cohort's rollouts once the sequential test has decided its comparison with the control.
 
-The scheduler takes units instance by instance in the shared seeded order (eval/rollout/order.py) and tells the
+The scheduler takes units instance by instance in the shared seeded order (store/order.py) and tells the
 `EarlyStop` of every finished unit. Every `every_units` finished units, or `every_s` seconds, it asks the analysis,
 in its own process (eval never imports analysis), `python -m analysis decide RUN_DIR --json`: the decision of each
 comparison on the longest prefix of instances complete in both cohorts. Once this cohort's comparison is FAIL or
@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.rollout.order import SALT, ordered
 from eval.store.atomic import atomic_write_json
 from eval.store.run import now
+from store.order import SALT, ordered
 
 RECORD = "early_stop.json"
 ORDER_FILE = "instances.json"

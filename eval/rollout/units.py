@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eval.protocols import Task
-from eval.rollout.order import ordered
 from eval.spec.models import Sampling
 from eval.store.run import RunDir
+from store.order import ordered
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def plan_units(
 ) -> tuple[list[Unit], int]:
     """(units still to run, number already done). Repeat-major order by default: every instance once before any
     twice, so a partial run covers all instances evenly. `instance_major` (the early stop): every repeat of an
-    instance before the next one, instances in the seeded order shared by every cohort (eval.rollout.order), so
+    instance before the next one, instances in the seeded order shared by every cohort (store.order), so
     complete instances accumulate from the front of that order."""
     todo: list[Unit] = []
     done = 0

@@ -11,8 +11,6 @@ speculative counters of a server without speculation). Generation throughput is 
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import threading
 import time
@@ -23,7 +21,12 @@ from typing import Any
 
 import httpx
 
+from store.acceptance import acceptance as store_acceptance
+from store.atomic import append_line
+from store.records import MetricsSnapshot
+
 SCHEMA_VERSION = 1
+__all__ = ["COUNTERS", "PER_POS", "MetricsRecorder", "acceptance", "append_line", "parse", "summarize"]
 _LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 # field of metrics.jsonl -> Prometheus sample name exported by vLLM
@@ -79,18 +82,6 @@ def summarize(texts: list[str]) -> dict[str, Any]:
     return record
 
 
-def append_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one complete line with a single write (O_APPEND): readers never see half a record."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = (json.dumps(record, sort_keys=True) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class MetricsRecorder:
     """Scrapes a stack's /metrics URLs into one metrics.jsonl (before/after a workload, and periodically)."""
 
@@ -112,10 +103,8 @@ class MetricsRecorder:
                     texts.append(r.text)
                 except httpx.HTTPError as e:
                     errors.append(f"{url}: {e}")
-        record = {"schema_version": SCHEMA_VERSION, "t": time.time(), "phase": phase, "workload": workload}
-        record.update(summarize(texts))
-        if errors:
-            record["errors"] = errors
+        snap = MetricsSnapshot(t=time.time(), phase=phase, workload=workload, errors=errors or None, **summarize(texts))
+        record = snap.record()
         with self._lock:
             self.records.append(record)
             if self.path is not None:
@@ -145,9 +134,10 @@ class MetricsRecorder:
 
 
 def acceptance(before: dict[str, Any], after: dict[str, Any]) -> float | None:
-    """Accepted / drafted tokens between two snapshots (None without speculative counters or drafts)."""
-    a0, a1 = before.get("spec_decode_num_accepted_tokens"), after.get("spec_decode_num_accepted_tokens")
-    d0, d1 = before.get("spec_decode_num_draft_tokens"), after.get("spec_decode_num_draft_tokens")
-    if a0 is None or a1 is None or d0 is None or d1 is None or d1 == d0:
-        return None
-    return float(a1 - a0) / float(d1 - d0)
+    """Accepted / drafted tokens between two snapshots (None without speculative counters or drafts).
+
+    A thin caller of store.acceptance (the one restart-safe computation): a counter below its `before` value means
+    the server restarted in between, and counts from zero. Over more snapshots, call store.acceptance directly.
+    """
+    found = store_acceptance([before, after])
+    return None if found is None else found.rate

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import getpass
 import platform
-import re
 import socket
 import sys
 from dataclasses import dataclass
@@ -28,19 +27,24 @@ from eval.secrets import REDACTED, is_secret_name, redact_argv, redact_env, reda
 from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort, columns
-from eval.store.atomic import atomic_write_json, read_json
+from store.atomic import atomic_write_json, read_json, sweep_temp_files
+from store.layout import SCHEMA_VERSION, RunLayout, safe_name
 
-SCHEMA_VERSION = 1
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+__all__ = [
+    "SCHEMA_VERSION",
+    "RunDir",
+    "default_run_id",
+    "now",
+    "open_run",
+    "redact_source",
+    "safe_name",
+    "sweep_temp_files",
+    "versions",
+]
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def safe_name(text: str) -> str:
-    """A path component for an instance id such as `django__django-11099` (kept) or `a/b` (escaped)."""
-    return _SAFE.sub("_", text)
 
 
 def versions() -> dict[str, str]:
@@ -54,21 +58,8 @@ def versions() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class RunDir:
-    path: Path
-
-    @property
-    def run_json(self) -> Path:
-        return self.path / "run.json"
-
-    def cohort_dir(self, cohort: str) -> Path:
-        return self.path / safe_name(cohort)
-
-    def unit_dir(self, cohort: str, instance_id: str, repeat: int) -> Path:
-        return self.cohort_dir(cohort) / "units" / safe_name(instance_id) / f"r{repeat}"
-
-    def probe_path(self, cohort: str, probe_id: str) -> Path:
-        return self.cohort_dir(cohort) / "probes" / f"{safe_name(probe_id)}.json"
+class RunDir(RunLayout):
+    """A run directory the pipeline writes: the layout (store.layout) plus run.json and cohort.json."""
 
     def unit_done(self, cohort: str, instance_id: str, repeat: int) -> bool:
         """A unit is done when its verdict file exists and parses (it is written last, atomically)."""
@@ -163,16 +154,6 @@ def redact_source(source: str) -> str:
     """An override `server.env.HF_TOKEN=...` is recorded with its value redacted."""
     key, eq, _ = source.partition("=")
     return f"{key}={REDACTED}" if eq and is_secret_name(key) else source
-
-
-def sweep_temp_files(root: Path) -> int:
-    """Remove temp files that a killed writer left behind (their targets were never replaced)."""
-    removed = 0
-    if root.is_dir():
-        for tmp in root.rglob(".*.tmp"):
-            tmp.unlink(missing_ok=True)
-            removed += 1
-    return removed
 
 
 def _user() -> str:

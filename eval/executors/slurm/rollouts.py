@@ -27,12 +27,12 @@ from eval.executors.slurm.plan import default_shards
 from eval.executors.slurm.record import upsert_job
 from eval.executors.slurm.scripts import RolloutArray, rollout_script
 from eval.executors.slurm.shard import DEFAULT_RUNNER, SECRET_OVERRIDE, ShardPlan
-from eval.rollout.order import ordered
 from eval.rollout.stopper import EarlyStop
 from eval.spec.load import LoadedSpec, is_override
 from eval.spec.matrix import Cohort
 from eval.store.atomic import atomic_write_text
 from eval.store.run import RunDir, redact_source
+from store.order import ordered
 
 
 @dataclass

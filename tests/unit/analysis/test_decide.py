@@ -8,9 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from analysis import analyze, order
+from analysis import analyze
 from analysis.decide import decisions
 from analysis.load import load_run
+from store import order
 from tests.fixtures.synth_results import make_run
 
 

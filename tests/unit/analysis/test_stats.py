@@ -68,13 +68,3 @@ def test_paired_bootstrap_cancels_shared_instance_difficulty() -> None:
     a = clustered(list(y), [3] * 400)
     same = stats.paired_bootstrap(a, a)
     assert np.all(same == 0)
-
-
-def test_counter_growth_survives_a_server_restart() -> None:
-    from analysis.summary import counter_growth
-
-    assert counter_growth([]) is None
-    assert counter_growth([7.0]) == 7.0  # one snapshot: counted from zero
-    assert counter_growth([10.0, 30.0, 50.0]) == 40.0
-    # The server restarted between 50 and 5: its counter began again at zero.
-    assert counter_growth([10.0, 30.0, 50.0, 5.0, 25.0]) == 40.0 + 5.0 + 20.0

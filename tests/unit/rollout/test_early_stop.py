@@ -22,12 +22,12 @@ import pytest
 from analysis import analyze, sequential
 from eval.grading.stream import grade_unit
 from eval.protocols import ExecResult, GradeResult, Task
-from eval.rollout.order import ordered
 from eval.rollout.run import run_rollouts
 from eval.rollout.stopper import EarlyStop, write_order
 from eval.spec.load import LoadedSpec, load_spec
 from eval.store.atomic import atomic_write_json
 from eval.store.run import RunDir, open_run
+from store.order import ordered
 from tests.doubles.scripted_model import ScriptedModelServer, scripted, submit
 
 INSTANCES, REPEATS, MARGIN, ALPHA = 500, 3, 0.03, 0.05

@@ -127,3 +127,14 @@ def test_as_dict_carries_counts_and_rates() -> None:
     assert d["rate"] == 0.5
     assert d["per_position_rate"] == [1.0, 0.5]
     assert d["mean_acceptance_length"] == 3.5
+
+
+def test_numpy_numbers_and_nan_as_a_dataframe_row_holds_them() -> None:
+    np = pytest.importorskip("numpy")
+    records = [
+        snap(np.float64(0), np.int64(0), np.int64(0), np.int64(0), errors=float("nan")),
+        snap(np.float64(1), float("nan"), float("nan"), float("nan")),
+        snap(np.float64(2), np.int64(10), np.int64(30), np.int64(12)),
+    ]
+    assert acceptance(records) == Acceptance(10, 30, 12, ())
+    assert len(windows(records, 1.0)) == 3

@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from eval.store.atomic import StoreError, atomic_write_json, read_json
-from eval.store.run import sweep_temp_files
+from store.atomic import StoreError, atomic_write_json, read_json, sweep_temp_files
 
 WRITER = """
 import sys
 from pathlib import Path
-from eval.store.atomic import atomic_write_json
+from store.atomic import atomic_write_json
 target = Path(sys.argv[1])
 i = int(sys.argv[2])
 while True:

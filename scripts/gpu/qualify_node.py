@@ -188,26 +188,21 @@ def rollouts_all(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> dic
 
 
 def acceptance(metrics_path: Path, workload: str = "canary") -> dict[str, Any]:
-    """Speculative acceptance over one workload: counter deltas between its `before` and `after` snapshots."""
-    snaps = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
-    snaps = [s for s in snaps if s.get("workload", workload) == workload]
-    before = next((s for s in snaps if s.get("phase") == "before"), None)
-    after = next((s for s in reversed(snaps) if s.get("phase") == "after"), None)
-    if before is None or after is None:
+    """Speculative acceptance over one workload's snapshots (store.acceptance: restart-safe counter growth)."""
+    from store.acceptance import acceptance as growth
+    from store.atomic import read_jsonl
+
+    found = growth([s for s in read_jsonl(metrics_path) if s.get("workload", workload) == workload])
+    if found is None:
         return {}
-
-    def delta(key: str) -> float | None:
-        a, b = after.get(key), before.get(key)
-        return None if a is None or b is None else a - b
-
-    drafts, draft_tokens, accepted = (
-        delta(k) for k in ("spec_decode_num_drafts", "spec_decode_num_draft_tokens", "spec_decode_num_accepted_tokens")
-    )
-    out: dict[str, Any] = {"drafts": drafts, "draft_tokens": draft_tokens, "accepted_tokens": accepted}
-    if draft_tokens:
-        out["acceptance_rate"] = round((accepted or 0) / draft_tokens, 4)
-    if drafts:
-        out["mean_acceptance_length"] = round(1 + (accepted or 0) / drafts, 3)
+    out: dict[str, Any] = {"drafts": found.drafts, "draft_tokens": found.draft_tokens}
+    out["accepted_tokens"] = found.accepted_tokens
+    if found.rate is not None:
+        out["acceptance_rate"] = round(found.rate, 4)
+    if found.mean_acceptance_length is not None:
+        out["mean_acceptance_length"] = round(found.mean_acceptance_length, 3)
+    if found.per_position:
+        out["per_position_rate"] = [round(r, 4) for r in found.per_position_rate]
     return out
 
 

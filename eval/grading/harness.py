@@ -63,11 +63,42 @@ def eval_report(task: Task, patch: str | None, log_path: Path) -> dict[str, Any]
     return report[task.instance_id]
 
 
+def unfinished(text: str) -> str | None:
+    """Why a test log does not describe a finished test run, or None when it does.
+
+    A run that did not finish (its sandbox or container killed, its tests cut off) has no end-of-output marker;
+    the harness then parses nothing (`tests: {}`) and reports the patch as not resolved. That says nothing about
+    the patch: it is an infra error of grading, graded again on resume (`eval.grading.stream.grade_unit`).
+    """
+    from swebench.harness.constants import END_TEST_OUTPUT, RESET_FAILED, START_TEST_OUTPUT, TESTS_ERROR, TESTS_TIMEOUT
+
+    for marker, why in (
+        (TESTS_TIMEOUT, "the tests timed out"),
+        (TESTS_ERROR, "the tests errored"),
+        (RESET_FAILED, "the reset failed"),
+    ):
+        if marker in text:
+            return f"grading did not finish: {why} ({marker!r} in the test output)"
+    if START_TEST_OUTPUT not in text:
+        return "grading did not finish: the test output has no start-of-output marker"
+    if END_TEST_OUTPUT not in text.split(START_TEST_OUTPUT, 1)[1]:
+        tail = text.strip().splitlines()[-1][-200:] if text.strip() else ""
+        return f"grading did not finish: the test output stops before its end-of-output marker (last line: {tail!r})"
+    return None
+
+
 def to_result(entry: dict[str, Any], patch: str | None, log_path: Path | None = None) -> GradeResult:
-    """Map a harness report entry to a GradeResult (empty, resolved, unresolved, or an environment failure)."""
+    """Map a harness report entry to a GradeResult (empty, resolved, unresolved, or an environment failure).
+
+    A test log (`log_path`) that does not describe a finished run (`unfinished`) makes an infra error, never an
+    unresolved grade."""
     tests = _tests(entry)
     if patch is None or (not patch.strip() and not entry.get("patch_exists")):
         return GradeResult("empty_patch", False, tests=tests, log_path=log_path)
+    if not entry.get("patch_successfully_applied") and log_path is not None:
+        why = unfinished(Path(log_path).read_text(errors="replace")) if Path(log_path).is_file() else None
+        if why is not None:
+            return GradeResult("infra_error", None, infra_reason=why, tests=tests, log_path=log_path)
     if entry.get("resolved"):
         return GradeResult("resolved", True, tests=tests, log_path=log_path)
     if not entry.get("patch_successfully_applied") and entry.get("infra_failure"):

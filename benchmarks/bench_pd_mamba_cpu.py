@@ -155,9 +155,8 @@ def run_cohort(loaded: Any, name: str, url: str | None, model: Path, args: argpa
     """
     from eval.executors import pick
     from eval.stacks import ensure_build
-    from eval.stacks.launch import find_cohort
 
-    cohort = find_cohort(loaded.spec, name)
+    cohort = loaded.cohort(name)
     stack: AbstractContextManager[Any]
     if url is None:
         build = ensure_build(loaded.spec, cohort.factors["build"])

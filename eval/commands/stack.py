@@ -44,15 +44,15 @@ def serve(
     Example: specqual serve cohorts/smollm2-cpu.yaml --cohort stock-ngram
     """
     from eval.executors import pick
-    from eval.stacks.launch import find_cohort
+    from eval.spec.errors import SpecError
     from eval.stacks.local import StackError
     from eval.stacks.models import model_dir
 
     loaded = load(files, config)
     try:
-        c = find_cohort(loaded.spec, cohort)
-    except KeyError as e:
-        fail(str(e.args[0]))
+        c = loaded.cohort(cohort)
+    except SpecError as e:
+        fail(str(e))
     build = _build_or_fail(loaded.spec, c.factors["build"], cache)
     model = model_dir(loaded.spec, name=c.model_name)
     stack = pick(loaded).stack(c, model, run_dir, build)

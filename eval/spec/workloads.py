@@ -143,12 +143,55 @@ class SWEBenchWorkload(Strict):
         return v
 
 
+class SoakWorkload(Strict):
+    """The uptime soak (`specqual soak`, eval/uptime): canary phases before, during and after a bounded, seeded
+    load on one server, and an acceptance monitor over /metrics. Not a pipeline stage of its own (`enabled()`
+    leaves it out): `specqual soak` runs it, and the pipeline may call it around the rollouts."""
+
+    cohorts: list[Name] = Field(min_length=1, description="cohorts to soak, each on its own fresh server")
+    reference: Name | None = Field(
+        None, description="cohort (speculation off) whose fresh-phase outputs every phase is compared with"
+    )
+    requests: int | None = Field(120, ge=1, description="soak size in requests (the soak ends at either bound)")
+    duration_s: float | None = Field(None, gt=0, description="soak size in seconds (the soak ends at either bound)")
+    concurrency: int = Field(4, ge=1, description="soak requests in flight at once")
+    seed: int = Field(0, description="seed of the soak plan (sessions, lengths, aborts) and of the probes")
+    sessions: int = Field(12, ge=1, description="agent sessions; their turns and repeats share prompt prefixes")
+    long_fraction: float = Field(0.3, ge=0, le=1, description="share of requests with the long token budget")
+    short_max_tokens: int = Field(48, ge=1, description="token budget of a short soak request")
+    long_max_tokens: int = Field(192, ge=1, description="token budget of a long soak request (no EOS stop)")
+    abort_fraction: float = Field(0.1, ge=0, le=1, description="share of streaming requests aborted mid-reply")
+    abort_after_chunks: int = Field(4, ge=1, description="an aborted request is dropped after this many chunks")
+    probes: int = Field(4, ge=1, description="canary probes per phase (prefix-hit chats, compared token by token)")
+    probe_max_tokens: int = Field(32, ge=1, description="tokens each probe generates (ignore_eos: fixed length)")
+    during_at: list[float] = Field(
+        default_factory=lambda: [0.5], description="fractions of the soak's requests after which a during phase runs"
+    )
+    logprobs: int = Field(5, ge=0, le=20, description="top-k logprobs per probe token, for the canary's judgement")
+    near_tie_nats: float = Field(0.25, ge=0, description="a divergence within this margin on both sides is benign")
+    logprob_tolerance: float = Field(0.5, gt=0, description="allowed logprob difference of identical tokens")
+    window_s: float = Field(5.0, gt=0, description="width of an acceptance window (seconds of /metrics growth)")
+    scrape_every_s: float = Field(1.0, gt=0, description="seconds between /metrics snapshots during the soak")
+    min_window_draft_tokens: int = Field(
+        50, ge=1, description="a window with fewer draft tokens is pooled with the next before it is tested"
+    )
+    baseline_windows: int = Field(3, ge=1, description="pooled windows that set the baseline acceptance")
+    max_relative_drop: float = Field(
+        0.5, gt=0, lt=1, description="the detector's null: acceptance stays above (1 - this) x baseline"
+    )
+    alpha: float = Field(0.001, gt=0, lt=1, description="the e-detector alarms when its e-value reaches 1/alpha")
+
+
+WorkloadName = Literal["canary", "swebench"]
+
+
 WorkloadName = Literal["canary", "swebench"]
 
 
 class Workloads(Strict):
     canary: CanaryWorkload | None = None
     swebench: SWEBenchWorkload | None = None
+    soak: SoakWorkload | None = Field(None, description="the uptime soak (`specqual soak`); not a pipeline stage")
 
     def enabled(self) -> list[str]:
         """Names of the declared, enabled workloads, in stage order."""

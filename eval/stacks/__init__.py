@@ -8,7 +8,7 @@ The API other stages use (all importable from `eval.stacks`):
     build.python                                      # interpreter of the vLLM environment
     build.overlay                                     # overlay dir put first on PYTHONPATH (hard-linked vllm + patches)
     build.patched_files                               # {"vllm/...py": sha256} after the build's patches
-    with launch(spec, "unpatched-mtp5", model_dir, run_dir, build) as stack:   # run_dir may be None (temp dir)
+    with launch(spec, loaded.cohort("unpatched-mtp5"), model_dir, run_dir, build) as stack:  # run_dir: None = temp
         stack.base_url                                # http://127.0.0.1:PORT (the router for P/D)
         stack.metrics_urls                            # every vLLM process's /metrics
         stack.provenance()                            # the stack.json record (also written to <run>/<cohort>/)

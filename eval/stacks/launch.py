@@ -1,25 +1,22 @@
-"""`launch(...)`: a cohort's stack, ready to use as a context manager (local processes or docker containers)."""
+"""`launch(spec, cohort, ...)`: a cohort's stack, ready to use as a context manager (local processes or docker
+containers). The cohort is a `Cohort` of the loaded file (`loaded.cohort(name)`): names are resolved where the
+file is loaded, once."""
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from eval.spec.matrix import Cohort, expand
+from eval.spec.matrix import Cohort
 from eval.spec.models import CohortFile
 from eval.stacks.builds import BuildEnv
 from eval.stacks.commands import cohort_commands
 from eval.stacks.resources import GpuPool
 
-
-def find_cohort(spec: CohortFile, cohort: Cohort | str) -> Cohort:
-    if isinstance(cohort, Cohort):
-        return cohort
-    cohorts = {c.name: c for c in expand(spec)}
-    if cohort not in cohorts:
-        raise KeyError(f"unknown cohort {cohort!r} (cohorts: {', '.join(cohorts)})")
-    return cohorts[cohort]
+if TYPE_CHECKING:
+    from eval.stacks.docker_stack import DockerStack
+    from eval.stacks.local import LocalStack
 
 
 def device_env(spec: CohortFile) -> dict[str, str]:
@@ -36,7 +33,7 @@ def cohort_dir(run_dir: Path | None, cohort: str) -> Path:
 
 def launch(
     spec: CohortFile,
-    cohort: Cohort | str,
+    cohort: Cohort,
     model_path: str | Path,
     run_dir: Path | None,
     build_env: BuildEnv,
@@ -44,13 +41,13 @@ def launch(
     gpu_pool: GpuPool | None = None,
     startup_timeout_s: float | None = None,
     extra_env: dict[str, str] | None = None,
-) -> Any:
+) -> LocalStack | DockerStack:
     """The cohort's stack, not started yet: `with launch(...) as stack:` starts it and waits until ready.
 
     Logs go to `<run>/<cohort>/logs/<role>.<n>.log` and provenance to `<run>/<cohort>/stack.json`
     (with `run_dir=None`, to a temp directory). GPUs come from `gpu_pool`, else from `executor.gpus`.
     """
-    c = find_cohort(spec, cohort)
+    c = cohort
     commands = cohort_commands(spec, c, str(model_path))
     out = cohort_dir(run_dir, c.name)
     if gpu_pool is None and spec.executor.gpus and spec.server.device == "cuda":

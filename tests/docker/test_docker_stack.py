@@ -79,7 +79,7 @@ def test_serves_is_restarted_by_its_watchdog_and_leaves_nothing(
     build = ensure_build(loaded.spec, "stock", cache=tmp_path / "cache")
     events = run.cohort_dir("stock-off") / EVENTS_FILE
     model = str(tmp_path / "model")
-    with launch(loaded.spec, "stock-off", model, run.path, build, startup_timeout_s=120) as stack:
+    with launch(loaded.spec, loaded.cohort("stock-off"), model, run.path, build, startup_timeout_s=120) as stack:
         first = stack.procs[0].container.id
         assert stack.alive() and httpx.get(stack.base_url + "/v1/models").json()["data"][0]["id"] == "m"
         mounts = {m["Destination"]: m["RW"] for m in docker_client.api.inspect_container(first)["Mounts"]}
@@ -122,7 +122,7 @@ def test_the_watchdog_outlives_an_engine_restart(docker_client: Any, cohort: Pat
     loaded = load_spec([str(cohort)])
     build = ensure_build(loaded.spec, "stock", cache=tmp_path / "cache")
     events = tmp_path / "run" / "stock-off" / EVENTS_FILE
-    with launch(loaded.spec, "stock-off", str(tmp_path / "model"), tmp_path / "run", build) as stack:
+    with launch(loaded.spec, loaded.cohort("stock-off"), str(tmp_path / "model"), tmp_path / "run", build) as stack:
         assert stack.watchdog is not None
         stack.watchdog.poll_s = 0.2
         os.kill(pid, signal.SIGTERM)
@@ -146,9 +146,10 @@ from pathlib import Path
 from eval.spec.load import load_spec
 from eval.stacks import ensure_build, launch
 
-spec = load_spec([sys.argv[1]]).spec
+loaded = load_spec([sys.argv[1]])
+spec = loaded.spec
 build = ensure_build(spec, "stock", cache=Path(sys.argv[2]))
-stack = launch(spec, "stock-off", sys.argv[3], None, build, startup_timeout_s=120)
+stack = launch(spec, loaded.cohort("stock-off"), sys.argv[3], None, build, startup_timeout_s=120)
 stack.__enter__()
 print(stack.procs[0].container.id, flush=True)
 time.sleep(600)
@@ -254,6 +255,6 @@ matrix:
     assert "fixed line" not in text  # the fix reverted inside the image
     again = ensure_build(loaded.spec, "reverted", cache=tmp_path / "cache")
     assert again.image == build.image  # tagged by the base and the patches' hashes: built once
-    with launch(loaded.spec, "reverted-off", str(tmp_path / "model"), tmp_path / "run", build) as stack:
+    with launch(loaded.spec, loaded.cohort("reverted-off"), str(tmp_path / "model"), tmp_path / "run", build) as stack:
         assert httpx.get(stack.base_url + "/v1/models").json()["data"][0]["id"] == "m"
         assert stack.provenance()["build"] == "reverted"

@@ -47,7 +47,9 @@ matrix:
     )
     loaded = load_spec([str(cohort)])
     build = ensure_build(loaded.spec, "stock-image")
-    with launch(loaded.spec, "docker-off", str(model), tmp_path / "run", build, startup_timeout_s=600) as stack:
+    with launch(
+        loaded.spec, loaded.cohort("docker-off"), str(model), tmp_path / "run", build, startup_timeout_s=600
+    ) as stack:
         container = stack.procs[0].container
         assert container.image.tags == [image]
         body = {"model": "smollm2", "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 16}

@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"eval.sandbox", "eval.models"},  # models: generators of test models (the organism uses the agent's tools)
     {"eval.grading"},
     {"eval.rollout", "eval.canary", "eval.bisect"},  # the workloads (bisect: a judge over builds)
-    {"eval.importers"},
+    {"eval.importers", "eval.uptime"},  # uptime: canary phases and a soak around a running stack
     {"eval.executors"},  # where stacks and rollouts run
     {"eval.plan", "eval.pipeline", "eval.render"},
     {"eval.commands"},

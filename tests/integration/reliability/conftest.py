@@ -40,5 +40,5 @@ def served(task_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     run = open_run(loaded, results, "server-kill")
     run.write_cohort(loaded, loaded.cohort(COHORT), [])
     build = ensure_build(loaded.spec, "stock")
-    with launch(loaded.spec, COHORT, model_dir(loaded.spec), run.path, build) as stack:
+    with launch(loaded.spec, loaded.cohort(COHORT), model_dir(loaded.spec), run.path, build) as stack:
         yield Served(loaded, overrides, results, run, stack)

@@ -68,7 +68,10 @@ def test_tool_call_agent_on_vllm_cpu_smollm2_spec_off_and_ngram(task_dir, tmp_pa
     grader = make_grader(workload.grader)
     calls = {}
     for cohort in ("stock-off", "stock-ngram"):
-        with launch(loaded.spec, cohort, model, run.path, build) as stack, GradeQueue(grader, "local", 2) as queue:
+        with (
+            launch(loaded.spec, loaded.cohort(cohort), model, run.path, build) as stack,
+            GradeQueue(grader, "local", 2) as queue,
+        ):
             done = grade_when_done(queue.submit, tasks)
             summary = asyncio.run(run_rollouts(loaded, run, cohort, stack.base_url, tasks, on_unit_done=done))
             assert summary.infra_errors == 0 and summary.completed == 12

@@ -64,7 +64,7 @@ def test_vllm_greedy_equals_training_forward_and_mtp_is_accepted(
     tok = AutoTokenizer.from_pretrained(str(organism))
     outputs = {}
     for cohort in ("fixed-off", "fixed-mtp5"):
-        with launch(loaded.spec, cohort, organism, tmp_path, build) as stack:
+        with launch(loaded.spec, loaded.cohort(cohort), organism, tmp_path, build) as stack:
             rec = MetricsRecorder(stack.metrics_urls, tmp_path / cohort / "metrics.jsonl")
             with rec.around("turns"):
                 outputs[cohort] = _first_turns(stack.base_url, tok, 3)

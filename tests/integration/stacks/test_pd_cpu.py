@@ -48,7 +48,7 @@ def test_pd_stack_with_nixl_and_vllm_router(
         find_vllm_router(cpu_builds["stock"])
     except RouterNotFound:
         pytest.fail("vllm-router must be installed (dev extra) for the P/D test")
-    stack = launch(cpu_loaded.spec, "stock-off-pd", smollm2_dir, tmp_path, cpu_builds["stock"])
+    stack = launch(cpu_loaded.spec, cpu_loaded.cohort("stock-off-pd"), smollm2_dir, tmp_path, cpu_builds["stock"])
     with stack:
         assert [p.key for p in stack.procs] == ["prefill.0", "decode.0", "router.0"]
         assert stack.base_url.endswith(str(stack.procs[2].port))

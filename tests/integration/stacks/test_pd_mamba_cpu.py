@@ -64,7 +64,7 @@ def test_mamba_state_moves_over_nixl_with_a_one_token_tail(loaded: LoadedSpec, t
     rng = random.Random(0)
     prompts = [[rng.randrange(10, 500) for _ in range(n)] for n in (129, 101)]
     build = ensure_build(loaded.spec, "fixed")
-    stack = launch(loaded.spec, COHORT, model_dir(loaded.spec), tmp_path, build)
+    stack = launch(loaded.spec, loaded.cohort(COHORT), model_dir(loaded.spec), tmp_path, build)
     with stack:
         assert [p.key for p in stack.procs] == ["prefill.0", "decode.0", "router.0"]
         prefill_url = f"http://{stack.host}:{stack.procs[0].port}"

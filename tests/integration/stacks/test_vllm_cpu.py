@@ -65,7 +65,7 @@ def test_reverted_build_with_ngram_chat_tools_metrics(
     cpu_loaded: LoadedSpec, cpu_builds: dict[str, BuildEnv], smollm2_dir: Path, tmp_path: Path
 ) -> None:
     build = cpu_builds["fix-reverted"]
-    with launch(cpu_loaded.spec, "reverted-ngram", smollm2_dir, tmp_path, build) as stack:
+    with launch(cpu_loaded.spec, cpu_loaded.cohort("reverted-ngram"), smollm2_dir, tmp_path, build) as stack:
         marker = stack.marker
         models = httpx.get(stack.base_url + "/v1/models").json()
         assert [m["id"] for m in models["data"]] == ["smollm2"]
@@ -110,7 +110,7 @@ def test_stock_build_without_speculation(
     cpu_loaded: LoadedSpec, cpu_builds: dict[str, BuildEnv], smollm2_dir: Path, tmp_path: Path
 ) -> None:
     build = cpu_builds["stock"]
-    with launch(cpu_loaded.spec, "stock-off", smollm2_dir, tmp_path, build) as stack:
+    with launch(cpu_loaded.spec, cpu_loaded.cohort("stock-off"), smollm2_dir, tmp_path, build) as stack:
         marker = stack.marker
         reply = _chat(stack.base_url, [{"role": "user", "content": "What is the capital of France?"}])
         assert "Paris" in str(reply["choices"][0]["message"]["content"])  # type: ignore[index]
@@ -136,8 +136,10 @@ def test_stock_build_without_speculation(
 
 
 def test_bad_flag_fails_fast_with_log_tail(cpu_builds: dict[str, BuildEnv], smollm2_dir: Path, tmp_path: Path) -> None:
-    spec = load_spec([str(COHORT_FILE), "server.args.no_such_flag=1"]).spec
-    stack = launch(spec, "stock-off", smollm2_dir, tmp_path, cpu_builds["stock"], startup_timeout_s=1200)
+    loaded = load_spec([str(COHORT_FILE), "server.args.no_such_flag=1"])
+    stack = launch(
+        loaded.spec, loaded.cohort("stock-off"), smollm2_dir, tmp_path, cpu_builds["stock"], startup_timeout_s=1200
+    )
     with pytest.raises(StackError) as err, stack:
         pass
     assert "exited with code" in str(err.value)

@@ -29,7 +29,7 @@ def test_patch_that_does_not_apply_exits_2(tmp_path: Path, fake_env: Path, cohor
 def test_serve_unknown_cohort_exits_2(tmp_path: Path, fake_env: Path, cohort_yaml: Callable[..., Path]) -> None:
     path = cohort_yaml(tmp_path, fake_env)
     result = CliRunner().invoke(app, ["serve", str(path), "--cohort", "nope"])
-    assert result.exit_code == 2 and "unknown cohort 'nope'" in result.output
+    assert result.exit_code == 2 and "no cohort 'nope' (cohorts: stock-off, reverted-off)" in result.output
 
 
 def test_stack_model_generates_into_the_cache_and_prints_each_directory(

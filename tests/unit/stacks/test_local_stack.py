@@ -17,14 +17,20 @@ import httpx
 import pytest
 
 from eval.spec.load import load_spec
+from eval.spec.matrix import Cohort, expand
+from eval.spec.models import CohortFile
 from eval.stacks import ensure_build, launch
 from eval.stacks.local import StackError
 from eval.stacks.metrics import MetricsRecorder
 from eval.stacks.process import ManagedProcess, group_members, processes_with_env
 
 
-def _spec(tmp_path: Path, env: Path, cohort_yaml: Callable[..., Path], *overrides: str):
+def _spec(tmp_path: Path, env: Path, cohort_yaml: Callable[..., Path], *overrides: str) -> CohortFile:
     return load_spec([str(cohort_yaml(tmp_path, env)), *overrides]).spec
+
+
+def cohort(spec: CohortFile, name: str) -> Cohort:
+    return next(c for c in expand(spec) if c.name == name)
 
 
 def test_stack_starts_reports_and_leaves_nothing(
@@ -33,7 +39,7 @@ def test_stack_starts_reports_and_leaves_nothing(
     spec = _spec(tmp_path, fake_env, cohort_yaml)
     build = ensure_build(spec, "reverted", cache=tmp_path / "cache")
     run = tmp_path / "run"
-    with launch(spec, "reverted-off", "/models/none", run, build, startup_timeout_s=60) as stack:
+    with launch(spec, cohort(spec, "reverted-off"), "/models/none", run, build, startup_timeout_s=60) as stack:
         assert httpx.get(stack.base_url + "/v1/models").json()["data"][0]["id"] == "m"
         snap = MetricsRecorder(stack.metrics_urls, run / "reverted-off" / "metrics.jsonl").snapshot("before", "canary")
         assert snap["generation_tokens"] == 5 and snap["spec_decode_num_drafts"] is None
@@ -55,7 +61,7 @@ def test_relaunch_writes_a_new_stack_json(tmp_path: Path, fake_env: Path, cohort
     spec = _spec(tmp_path, fake_env, cohort_yaml)
     build = ensure_build(spec, "stock", cache=tmp_path / "cache")
     for _ in range(2):
-        with launch(spec, "stock-off", "/models/none", tmp_path / "run", build, startup_timeout_s=60):
+        with launch(spec, cohort(spec, "stock-off"), "/models/none", tmp_path / "run", build, startup_timeout_s=60):
             pass
     assert sorted(p.name for p in (tmp_path / "run" / "stock-off").glob("stack*.json")) == [
         "stack-1.json",
@@ -71,7 +77,7 @@ def test_server_dying_at_start_fails_fast_with_log_tail(
     start = time.monotonic()
     with (
         pytest.raises(StackError) as err,
-        launch(spec, "stock-off", "/models/none", None, build, startup_timeout_s=600),
+        launch(spec, cohort(spec, "stock-off"), "/models/none", None, build, startup_timeout_s=600),
     ):
         pass
     assert time.monotonic() - start < 300  # well before the start-up timeout (not a speed assert: a hang check)
@@ -86,7 +92,7 @@ def test_verification_failure_starts_nothing(tmp_path: Path, fake_env: Path, coh
     assert build.overlay is not None
     target = build.overlay / next(iter(build.patched_files))
     target.write_text("changed after the build\n")
-    stack = launch(spec, "reverted-off", "/models/none", tmp_path / "run", build)
+    stack = launch(spec, cohort(spec, "reverted-off"), "/models/none", tmp_path / "run", build)
     with pytest.raises(StackError, match="patched files differ"), stack:
         pass
     assert stack.procs == []

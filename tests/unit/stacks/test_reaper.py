@@ -22,11 +22,12 @@ from pathlib import Path
 from eval.spec.load import load_spec
 from eval.stacks import ensure_build, launch
 
-spec = load_spec([sys.argv[1]]).spec
+loaded = load_spec([sys.argv[1]])
+spec = loaded.spec
 build = ensure_build(spec, "stock", cache=Path(sys.argv[2]))
 
 def start():
-    stack = launch(spec, "stock-off", "/models/none", None, build, startup_timeout_s=60)
+    stack = launch(spec, loaded.cohort("stock-off"), "/models/none", None, build, startup_timeout_s=60)
     stack.__enter__()
     print(stack.marker, stack.procs[0].pid, flush=True)
 

@@ -28,7 +28,9 @@ def test_a_launched_stack_writes_no_secret(
     run = open_run(loaded, tmp_path / "results", "secrets")
     run.write_cohort(loaded, loaded.cohort("stock-off"), [])
     build = ensure_build(loaded.spec, "stock", cache=tmp_path / "cache")
-    with launch(loaded.spec, "stock-off", "/models/none", run.path, build, startup_timeout_s=60) as stack:
+    with launch(
+        loaded.spec, loaded.cohort("stock-off"), "/models/none", run.path, build, startup_timeout_s=60
+    ) as stack:
         assert httpx.get(stack.base_url + "/v1/models").status_code == 200
         server = stack.procs[0]
         assert server.env["HF_TOKEN"] == SECRETS["file"] and SECRETS["arg"] in server.argv  # the server gets them

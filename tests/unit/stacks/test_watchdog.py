@@ -56,7 +56,9 @@ def test_server_killed_again_and_again_is_restarted_then_given_up(
     run.write_cohort(loaded, loaded.cohort("stock-off"), [])
     build = ensure_build(loaded.spec, "stock", cache=tmp_path / "cache")
     events = run.cohort_dir("stock-off") / EVENTS_FILE
-    with launch(loaded.spec, "stock-off", "/models/none", run.path, build, startup_timeout_s=60) as stack:
+    with launch(
+        loaded.spec, loaded.cohort("stock-off"), "/models/none", run.path, build, startup_timeout_s=60
+    ) as stack:
         url, marker = stack.base_url, stack.marker
         for n in (1, 2):
             old = stack.procs[0].pid

@@ -16,7 +16,8 @@ from typing import Any
 from eval.canary.judge import judge
 from eval.canary.records import ProbeRecord
 
-VERDICTS = ("clean", "corrupted", "failed", "reference", "no-data")
+# inconclusive: no corruption, but a bug class's trigger never ran or its drafts were never kept (fuzz mode)
+VERDICTS = ("clean", "corrupted", "failed", "reference", "no-data", "inconclusive")
 
 
 @dataclass(frozen=True)

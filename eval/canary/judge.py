@@ -72,6 +72,20 @@ def adjusted(token: str, raw: float, position: int, prefix: list[int], params: d
     return value
 
 
+# Request fields whose processing the judge does not re-apply (it cannot: repetition penalty scales raw logits,
+# which the returned log-softmax values do not give; masks of grammars and banned words are the server's): with
+# any of them, or a sampled request, self-consistency is not checked (the reference and the fuzzer's own
+# oracles judge those requests).
+UNMODELLED = ("repetition_penalty", "bad_words", "structured_outputs", "response_format", "tools")
+
+
+def modelled(params: dict[str, Any] | None) -> bool:
+    p = params or {}
+    greedy = float(p.get("temperature") or 0.0) == 0.0
+    unmodelled = any(p.get(k) not in (None, [], {}, 1.0, 1) for k in UNMODELLED)
+    return greedy and not unmodelled
+
+
 def _scores(rec: ProbeRecord, i: int) -> dict[str, float] | None:
     """Processed scores of the tokens returned at position i (the chosen one included)."""
     tops, chosen = rec.output_top_logprobs, rec.output_token_logprobs
@@ -148,7 +162,7 @@ def judge(rec: ProbeRecord, ref: ProbeRecord | None, near_tie: float, lp_toleran
     agreed = 0
     if ref is not None and ref.output_token_ids is not None:
         agreed = len(out) if rec.first_divergence is None else rec.first_divergence
-    worst, where = self_violation(rec, agreed)
+    worst, where = self_violation(rec, agreed) if modelled(rec.params) else (0.0, None)
     j = Judgement("exact", "", self_violation=round(worst, 4), self_violation_at=where)
     if worst > SELF_TOLERANCE:
         j.verdict = "corrupted"

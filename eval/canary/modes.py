@@ -37,6 +37,8 @@ class ProbeContext:
     cfg: CanaryWorkload
     cohort: str
     tool_choice: str
+    fuzz: Any = None  # eval.canary.fuzz.generate.GenContext of the `fuzz` mode (built by eval/canary/run.py)
+    out_dir: Any = None  # the cohort directory the records go to (the fuzz mode writes as it goes)
 
 
 def record(ctx: ProbeContext, mode: str, index: int, role: str, prompt: list[int] | None, reply: Reply) -> ProbeRecord:

@@ -117,6 +117,9 @@ class PromptBook:
         rng = random.Random(f"specqual-canary:{self._seed}:{key}")
         return " ".join(rng.choice(WORDS) for _ in range(words))
 
+    def tokenize(self, text: str) -> list[int]:
+        return list(self._tokenize(text))
+
     def ids(self, key: str, n: int) -> list[int]:
         if (key, n) not in self._cache:
             words = max(8, n)

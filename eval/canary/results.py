@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from eval.canary.compare import CohortSummary, apply_comparison, pick_reference, summarize
 from eval.canary.records import SAMPLER_ROLES, ProbeRecord, probe_id, read_records, write_record
@@ -15,7 +16,8 @@ from eval.spec.models import CanaryWorkload
 from eval.store import atomic_write_json
 from eval.store.run import RunDir
 
-ROLES_BY_MODE = {
+ROLES_BY_MODE: dict[str, tuple[str, ...]] = {
+    "fuzz": (),  # generated: each case has its own requests (eval/canary/fuzz)
     "prefix_hit": ("target",),
     "prefix_hit_concurrent": ("target", "concurrent"),
     "fresh": ("target",),
@@ -64,6 +66,8 @@ def compare_and_summarize(loaded: LoadedSpec, run: RunDir, walls: dict[str, floa
         if cohort.speculative.method is not None:
             note_acceptance(summary, probe_acceptance(run.cohort_dir(cohort.name)), cfg.acceptance_floor)
         summary.extra["control"] = cohort.control
+        if "fuzz" in cfg.modes:
+            _fuzz_summary(summary, list(records.values()), run.cohort_dir(cohort.name), loaded, cohort, cfg)
         if summary.infra_errors:
             summary.server_error = server_error(run.cohort_dir(cohort.name))
         atomic_write_json(run.cohort_dir(cohort.name) / "canary.json", summary.to_json())
@@ -85,7 +89,48 @@ def _compare_one(
         return
     chosen = pick_reference(pid, control, reference, outputs)
     ref = outputs.get(chosen or "", {}).get(pid) if chosen else None
+    if rec.mode == "fuzz":
+        from eval.canary.fuzz.oracles import default_oracles, judge_request
+
+        rec.reference_cohort = rec.compared_tokens = rec.diverged = rec.first_divergence = None
+        rec.divergent_tokens, rec.judgement = None, None
+        judge_request(None, rec, ref, default_oracles(None, cfg.near_tie_nats, cfg.logprob_tolerance))
+        return
     apply_comparison(rec, ref, chosen, cfg.near_tie_nats, cfg.logprob_tolerance)
+
+
+def _fuzz_summary(
+    summary: CohortSummary,
+    records: list[ProbeRecord],
+    cdir: Path,
+    loaded: LoadedSpec,
+    cohort: Cohort,
+    cfg: CanaryWorkload,
+) -> None:
+    """Coverage of the fuzz run; per bug class PASS / FAIL / INCONCLUSIVE ("blind is not clean")."""
+    from eval.canary.fuzz.coverage import class_verdicts, fuzz_coverage
+    from eval.canary.fuzz.mode import stack_facts
+
+    metrics = [r for r in _metrics_records(cdir) if r.get("workload") == "canary"]
+    k = cohort.speculative.num_speculative_tokens or stack_facts(loaded)["spec_tokens"]
+    summary.extra["fuzz"] = fuzz_coverage(records, metrics, k)
+    if cohort.speculative.method is None:
+        return
+    classes = class_verdicts(records, summary.acceptance, cfg.acceptance_floor)
+    summary.extra["classes"] = classes
+    blind = [n for n, v in classes.items() if v["verdict"] == "INCONCLUSIVE"]
+    if summary.verdict == "clean" and blind:
+        summary.verdict = "inconclusive"
+        summary.reason += f"; {len(blind)} bug class(es) not exercised: " + "; ".join(
+            f"{n} ({classes[n]['reason']})" for n in blind
+        )
+
+
+def _metrics_records(cdir: Path) -> list[dict[str, Any]]:
+    path = Path(cdir) / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 # What a speculative cohort cannot show when (almost) no draft is accepted: the verify path of the rejection

@@ -65,6 +65,9 @@ async def _probe(
     records: list[ProbeRecord] = []
     try:
         for mode in ctx.cfg.modes:
+            if mode == "fuzz":
+                records += await _fuzz(ctx, progress)
+                continue
             for index in range(ctx.cfg.probes_per_mode):
                 if (mode, index) in skip:
                     progress.advance(ctx.cohort, resumed=True)
@@ -77,6 +80,15 @@ async def _probe(
     finally:
         await client.aclose()
     return records
+
+
+async def _fuzz(ctx: ProbeContext, progress: CanaryProgress) -> list[ProbeRecord]:
+    from eval.canary.fuzz.mode import fuzz_cohort
+
+    progress.status(ctx.cohort, "fuzzing")
+    recs = await fuzz_cohort(ctx.fuzz, ctx.cfg, ctx.client.base_url, ctx.client.model, ctx.cohort, ctx.out_dir)
+    progress.advance(ctx.cohort, ctx.cfg.probes_per_mode, infra=sum(1 for r in recs if r.infra_error is not None))
+    return recs
 
 
 def probe_endpoint(
@@ -93,6 +105,12 @@ def probe_endpoint(
     model = cohort_model(loaded, cohort)
     client = CanaryClient(base_url, model.served_name, cfg.seed)
     ctx = ProbeContext(client=client, book=book, cfg=cfg, cohort=cohort, tool_choice=tool_choice(model))
+    ctx.out_dir = out_dir
+    if "fuzz" in cfg.modes:
+        from eval.canary.fuzz.mode import gen_context, load_space, stack_facts
+
+        space = load_space(Path(out_dir).parent, base_url)
+        ctx.fuzz = gen_context(cfg, book, space, stack_facts(loaded))
     skip = done_probes(out_dir, cfg) if resume else set()
     return asyncio.run(_probe(client, ctx, out_dir, progress, skip))
 
@@ -102,6 +120,8 @@ def done_probes(out_dir: Path, cfg: CanaryWorkload) -> set[tuple[str, int]]:
     recs = read_records(out_dir)
     done: set[tuple[str, int]] = set()
     for mode in cfg.modes:
+        if mode == "fuzz":  # resumed per case inside the mode (eval/canary/fuzz/mode.py)
+            continue
         for index in range(cfg.probes_per_mode):
             ids = expected_records(mode, index)
             if all(i in recs and recs[i].infra_error is None for i in ids):
@@ -128,7 +148,7 @@ def run_canary(
 
 
 def total(cfg: CanaryWorkload) -> int:
-    return len(cfg.modes) * cfg.probes_per_mode
+    return len(cfg.modes) * cfg.probes_per_mode  # the fuzz mode counts as probes_per_mode steps when it ends
 
 
 class CanaryStage:
@@ -158,7 +178,7 @@ class CanaryStage:
         self.progress.status(cohort.name, "probing")
         cdir = self.run.cohort_dir(cohort.name)
         book = self.book or make_book(self.cfg, self.model, stack.base_url, cohort.model.served_name)
-        with _metrics(stack, cdir):
+        with _metrics(stack, cdir, every_s=1.0 if "fuzz" in self.cfg.modes else None):
             probe_endpoint(self.loaded, cohort.name, stack.base_url, cdir, book, self.progress)
         self.walls[cohort.name] = round(time.monotonic() - self._t0.get(cohort.name, time.monotonic()), 1)
         self.progress.status(cohort.name, "probed")
@@ -186,12 +206,13 @@ def canary_stage(
         yield stage
 
 
-def _metrics(stack: Any, cohort_dir: Path) -> AbstractContextManager[Any]:
+def _metrics(stack: Any, cohort_dir: Path, every_s: float | None = None) -> AbstractContextManager[Any]:
     """/metrics snapshots before and after the probes (acceptance, prefix-cache hits) into metrics.jsonl."""
     from eval.stacks.metrics import MetricsRecorder
 
     urls = list(getattr(stack, "metrics_urls", []) or [])
-    return MetricsRecorder(urls, cohort_dir / "metrics.jsonl").around("canary") if urls else nullcontext()
+    recorder = MetricsRecorder(urls, cohort_dir / "metrics.jsonl")
+    return recorder.around("canary", every_s) if urls else nullcontext()
 
 
 def _record_start_failure(

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator
 
 from eval.spec.base import Name, Strict
 
-CanaryMode = Literal["prefix_hit", "prefix_hit_concurrent", "fresh", "tool_aba", "sampler_mix", "chunked_tail"]
+CanaryMode = Literal["fuzz", "prefix_hit", "prefix_hit_concurrent", "fresh", "tool_aba", "sampler_mix", "chunked_tail"]
 DEFAULT_CANARY_MODES: tuple[CanaryMode, ...] = ("prefix_hit", "prefix_hit_concurrent", "fresh")
 
 # The agent's vocabulary, checked here when the file loads (eval.agent implements it; a unit test keeps the two
@@ -44,6 +44,17 @@ class CanaryWorkload(Strict):
     )
     acceptance_floor: float = Field(
         0.3, ge=0, le=1, description="below this draft acceptance the verdict names the bug classes it could not see"
+    )
+    # The generated differential fuzzer (mode `fuzz`, eval/canary/fuzz): seeded cases until the budget ends.
+    fuzz_budget_s: float = Field(
+        240, gt=0, description="seconds of fuzz cases per cohort (the probe stays within 5 minutes per cohort)"
+    )
+    fuzz_cases: int = Field(
+        400, ge=1, description="at most this many fuzz cases per cohort (case i is the same everywhere)"
+    )
+    fuzz_max_concurrency: int = Field(16, ge=1, le=64, description="largest number of requests in one fuzz case")
+    fuzz_features: list[str] | None = Field(
+        None, description="generate only these features (eval/canary/fuzz/generate.py FEATURES); default: all"
     )
 
 
@@ -185,13 +196,67 @@ class SoakWorkload(Strict):
 WorkloadName = Literal["canary", "swebench"]
 
 
-WorkloadName = Literal["canary", "swebench"]
+class SampledSetting(Strict):
+    """One point of the sampled mode's grid (temperature > 0: greedy requests are the canary's)."""
+
+    temperature: float = Field(gt=0, description="sampling temperature of the draws at this setting")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus mass (1: off)")
+    top_k: int | None = Field(None, ge=1, description="keep the k most likely tokens (None: off)")
+
+
+class SampledWorkload(Strict):
+    """The canary's sampled mode (`specqual sampled`, eval/canary/sampled; issue 28): seeded draws at temperature
+    > 0, each sampled token tested against the reference stack's exact distribution. Not a pipeline stage."""
+
+    reference: Name = Field(description="cohort (speculation off) that re-scores every draw with prompt logprobs")
+    cohorts: list[Name] | None = Field(None, description="cohorts to probe (default: every cohort of the matrix)")
+    settings: list[SampledSetting] = Field(
+        default_factory=lambda: [
+            SampledSetting(temperature=1.0, top_p=1.0),
+            SampledSetting(temperature=0.7, top_p=0.95, top_k=50),
+        ],
+        min_length=1,
+        description="the grid; draw i uses setting i mod len(settings)",
+    )
+    seed: int = Field(0, description="seed of prompts, settings and request seeds (vary it between runs)")
+    max_tokens: int = Field(16, ge=1, description="tokens per draw (many short draws)")
+    prompt_tokens: tuple[int, int] = Field((8, 24), description="prompt length range of fresh draws (token ids)")
+    batch: int = Field(16, ge=1, description="draws sent concurrently; the test is read after each batch")
+    unseeded_fraction: float = Field(0.25, ge=0, le=1, description="share of draws sent without a seed")
+    greedy_fraction: float = Field(
+        0.0, ge=0, le=1, description="share of greedy draws whose every token is re-scored (argmax up to a near tie)"
+    )
+    prefix_hit_fraction: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="share of draws whose prompt is a warmed cached prefix + one token (the padded-tail trigger)",
+    )
+    warm_tokens: int = Field(160, ge=2, description="length of the warmed prompt of prefix-hit draws")
+    hit_tokens: int = Field(128, ge=1, description="cached prefix length of a prefix-hit draw (block-aligned)")
+    alpha: float = Field(0.05, gt=0, lt=1, description="false-FAIL bound at every sample size (Ville)")
+    alpha_eq: float = Field(0.05, gt=0, lt=1, description="false-PASS bound of the equivalence side")
+    tolerance: float = Field(0.02, gt=0, lt=1, description="PASS excludes a PIT total-variation shift above this")
+    slack: dict[str, float] = Field(
+        default_factory=lambda: {"float32": 0.0, "bfloat16": 0.01},
+        description="per served dtype: TV between reference and server that rounding explains (FAIL needs more)",
+    )
+    support_slack_nats: dict[str, float] = Field(
+        default_factory=lambda: {"float32": 1e-4, "bfloat16": 0.1},
+        description="per dtype: a token outside top-k/top-p by at most this many nats is a rounding tie, not a FAIL",
+    )
+    near_tie_nats: float = Field(0.25, ge=0, description="greedy draws: a non-argmax token this close is a near tie")
+    budget_s: float = Field(300, gt=0, description="seconds of probing per cohort (stops earlier once decided)")
+    max_draws: int = Field(4000, ge=1, description="draws per cohort at most")
 
 
 class Workloads(Strict):
     canary: CanaryWorkload | None = None
     swebench: SWEBenchWorkload | None = None
     soak: SoakWorkload | None = Field(None, description="the uptime soak (`specqual soak`); not a pipeline stage")
+    sampled: SampledWorkload | None = Field(
+        None, description="the canary's sampled mode (`specqual sampled`); not a pipeline stage"
+    )
 
     def enabled(self) -> list[str]:
         """Names of the declared, enabled workloads, in stage order."""

@@ -1,0 +1,89 @@
+"""The fuzzer's data: a Case is a server configuration plus timed requests; a Finding is one oracle's word.
+
+Every model is pydantic with `extra="forbid"`, so a case serializes to JSON (the probe records and the
+reproducer carry it) and round-trips. The same seed and index give the same Case (eval/canary/fuzz/generate.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FindingVerdict = Literal["pass", "fail", "inconclusive", "fact"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServerConfig(_Model):
+    """A server configuration a case asks for: the cohort's own (`default`), or a user-facing variant."""
+
+    name: str = Field("default", description="'default' = the cohort's stack as its file configures it")
+    args: dict[str, Any] = Field(
+        default_factory=dict, description="vLLM server flags on top of the cohort's (snake_case -> value)"
+    )
+
+
+class TimedRequest(_Model):
+    """One request of a case: when it is sent, where, with what, and whether the client aborts it."""
+
+    role: str = Field(description="name of the request inside its case (r0, r1, ...), stable under shrinking")
+    endpoint: Literal["completions", "chat"] = Field("completions", description="/v1/completions or chat")
+    prompt_token_ids: list[int] = Field(default_factory=list, description="completions: the prompt as token ids")
+    messages: list[dict[str, Any]] | None = Field(None, description="chat: the messages")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="request body fields on top of model/prompt (sampling parameters etc.)"
+    )
+    start_ms: int = Field(0, ge=0, description="send this long after the case starts")
+    after: str | None = Field(None, description="send once this request (role) has streamed its first token")
+    stream: bool = Field(True, description="stream the reply (token chunks show per-step output)")
+    abort_after_tokens: int | None = Field(None, ge=1, description="client closes the stream after this many tokens")
+    features: list[str] = Field(default_factory=list, description="feature tags, for coverage and shrinking")
+    banned_sequences: list[list[int]] = Field(
+        default_factory=list, description="token ids of each bad word as vLLM bans them (not sent; for the oracle)"
+    )
+
+    @property
+    def sampled(self) -> bool:
+        """Temperature > 0: not comparable token by token with another server; self-checks only."""
+        return float(self.params.get("temperature") or 0.0) > 0.0
+
+
+class Case(_Model):
+    """A generated test case: server configuration + timed requests. `seed` and `index` regenerate it."""
+
+    seed: int = Field(description="generator seed")
+    index: int = Field(ge=0, description="case number under the seed")
+    server: ServerConfig = Field(default_factory=ServerConfig, description="server configuration")
+    requests: list[TimedRequest] = Field(description="the requests, in role order")
+    shrunk_from: int | None = Field(None, description="request count before shrinking, if shrunk")
+
+    @property
+    def case_id(self) -> str:
+        return f"fuzz-{self.index:03d}"
+
+    def request(self, role: str) -> TimedRequest:
+        return next(r for r in self.requests if r.role == role)
+
+    @property
+    def concurrency(self) -> int:
+        """The most requests that can be in flight at once (requests that start together)."""
+        return len(self.requests)
+
+
+class Finding(_Model):
+    """One oracle's judgement of one request of a case."""
+
+    oracle: str = Field(description="registry name of the oracle")
+    case_id: str | None = Field(None, description="the case (fuzz-<index>) the judged request belongs to")
+    role: str = Field(description="the request judged")
+    verdict: FindingVerdict = Field(description="pass | fail (corruption) | inconclusive | fact (about the build)")
+    reason: str = Field("", description="why, in words")
+    position: int | None = Field(None, description="output position of the evidence, if any")
+    detail: dict[str, Any] = Field(default_factory=dict, description="oracle-specific evidence")
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict == "fail"

@@ -1,0 +1,302 @@
+"""Seed -> Case: generated requests and batches over what vLLM's speculative paths branch on.
+
+A case is drawn from `random.Random(f"specqual-fuzz:{seed}:{index}")`, so the same seed and index give the same
+case on every cohort. What it varies (issue 27 item 1):
+- concurrency 1-16 with start offsets and "send once that one streams", so steps mix requests of different draft
+  counts: short `max_tokens` trim drafts, requests finish mid-batch, prompts near `max_model_len`;
+- prompt lengths around block and chunk boundaries, and shared prefixes: a warm request, then requests that reuse
+  its first L tokens (L at block multiples and at every other offset) plus a tail of 1..K+2 tokens;
+- the sampling parameters the served build declares (eval/canary/fuzz/space.py): penalties, min_tokens with stop
+  ids, allowed ids, logit bias, bad words, stop strings, top-k/p/min-p, seeds; plus the fields of no known
+  meaning, by type; n > 1; logprobs and prompt logprobs; temperature > 0 on a few requests (self-checked only);
+- structured output (json schema, regex, choice, grammar) and chat tool calls (`tool_choice` auto, required,
+  named); client aborts mid-stream.
+Requests are greedy unless drawn sampled; every request asks for top-k logprobs (the judgement needs them).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from eval.canary.fuzz.case import Case, ServerConfig, TimedRequest
+from eval.canary.fuzz.space import ParamSpace
+from eval.canary.prompts import WORDS, PromptBook
+
+CONCURRENCY = (1, 1, 2, 2, 3, 4, 4, 6, 8, 12, 16)
+FEATURES = (
+    "penalties",
+    "repetition_penalty",
+    "min_tokens",
+    "allowed_token_ids",
+    "logit_bias",
+    "bad_words",
+    "stop",
+    "stop_token_ids",
+    "top_k_p",
+    "min_p",
+    "seed",
+    "sampled",
+    "n",
+    "prompt_logprobs",
+    "structured",
+    "tools",
+    "generic",
+    "abort",
+    "shared_prefix",
+    "near_max_model_len",
+    "short_max_tokens",
+)
+JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"command": {"type": "string", "maxLength": 12}, "count": {"type": "integer"}},
+    "required": ["command", "count"],
+    "additionalProperties": False,
+}
+REGEX = r"(alpha|beta|gamma) [0-9]{1,3}( (state|cache|block))?"
+GRAMMAR = 'root ::= "call " name " " number\nname ::= "alpha" | "beta" | "gamma"\nnumber ::= [0-9] [0-9]?'
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run a shell command.",
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+    },
+}
+
+
+@dataclass
+class GenContext:
+    """What the generator needs to know about the served stack (all of it from the cohort file or the server)."""
+
+    book: PromptBook
+    space: ParamSpace
+    block_size: int = 64
+    spec_tokens: int = 5  # K of the cohort under test (the largest in the file): tails and draft trimming use it
+    max_model_len: int = 1024
+    token_budget: int | None = None  # max_num_batched_tokens, when the file sets it
+    tool_parser: bool = False
+    reasoning_parser: bool = False
+    logprobs: int = 5
+    max_tokens: int = 32
+    max_requests: int = 16
+    features: tuple[str, ...] = FEATURES
+    vocab: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.vocab:
+            self.vocab = sorted(set(self.book.ids("fuzz-vocab", 512)))
+
+
+def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
+    rng = random.Random(f"specqual-fuzz:{seed}:{index}")
+    n = min(rng.choice(CONCURRENCY), ctx.max_requests)
+    requests: list[TimedRequest] = []
+    warm = _warm(ctx, rng, seed, index) if _on(ctx, rng, "shared_prefix", 0.45) else None
+    if warm is not None:
+        requests.append(warm)
+    for j in range(n):
+        requests.append(_request(ctx, rng, seed, index, f"r{j}", warm, requests))
+    return Case(seed=seed, index=index, server=ServerConfig(), requests=requests)
+
+
+def _on(ctx: GenContext, rng: random.Random, feature: str, p: float) -> bool:
+    return feature in ctx.features and rng.random() < p
+
+
+def _length(ctx: GenContext, rng: random.Random) -> int:
+    """Prompt lengths around block and chunk boundaries, plus short ones."""
+    b, k = ctx.block_size, ctx.spec_tokens
+    pick = rng.random()
+    if pick < 0.25:
+        return rng.randint(4, 40)
+    unit = ctx.token_budget if (ctx.token_budget and pick < 0.45) else b
+    base = unit * rng.randint(1, 3)
+    return max(2, base + rng.randint(-2, k + 2))
+
+
+def _warm(ctx: GenContext, rng: random.Random, seed: int, index: int) -> TimedRequest:
+    length = ctx.block_size * rng.randint(1, 3) + rng.randint(0, ctx.block_size - 1)
+    ids = ctx.book.ids(f"fuzz-{seed}-{index}-warm", length)
+    return TimedRequest(role="w", prompt_token_ids=ids, params=_greedy(ctx, 1), stream=False, features=["warm"])
+
+
+def _greedy(ctx: GenContext, max_tokens: int) -> dict[str, Any]:
+    return {"max_tokens": max_tokens, "temperature": 0.0, "logprobs": ctx.logprobs, "ignore_eos": True}
+
+
+def _prompt(ctx: GenContext, rng: random.Random, key: str, warm: TimedRequest | None) -> tuple[list[int], list[str]]:
+    if warm is not None and rng.random() < 0.8:
+        w = warm.prompt_token_ids
+        blocks = len(w) // ctx.block_size
+        offset = ctx.block_size * rng.randint(1, max(1, blocks)) if rng.random() < 0.6 else rng.randint(1, len(w))
+        offset = min(offset, len(w))
+        tail = ctx.book.ids(key + "-tail", rng.randint(1, ctx.spec_tokens + 2))
+        if tail and offset < len(w) and tail[0] == w[offset]:
+            tail[0] = next(t for t in ctx.vocab if t != w[offset])
+        return [*w[:offset], *tail], ["shared_prefix", f"prefix_offset_mod_block={offset % ctx.block_size}"]
+    if _on(ctx, rng, "near_max_model_len", 0.05):
+        length = ctx.max_model_len - rng.randint(1, ctx.spec_tokens + 3)
+        return ctx.book.ids(key, max(2, length)), ["near_max_model_len"]
+    return ctx.book.ids(key, _length(ctx, rng)), []
+
+
+def _request(
+    ctx: GenContext,
+    rng: random.Random,
+    seed: int,
+    index: int,
+    role: str,
+    warm: TimedRequest | None,
+    earlier: list[TimedRequest],
+) -> TimedRequest:
+    key = f"fuzz-{seed}-{index}-{role}"
+    prompt, feats = _prompt(ctx, rng, key, warm)
+    room = ctx.max_model_len - len(prompt)
+    max_tokens = rng.randint(1, ctx.spec_tokens + 2) if _on(ctx, rng, "short_max_tokens", 0.25) else ctx.max_tokens
+    max_tokens = max(1, min(max_tokens, room))
+    params = _greedy(ctx, max_tokens)
+    feats += _params(ctx, rng, params, "completions")
+    req = TimedRequest(role=role, prompt_token_ids=prompt, params=params, features=feats)
+    for w in params.get("bad_words") or []:
+        req.banned_sequences += [ctx.book.tokenize(w), ctx.book.tokenize(" " + w)]
+    if _on(ctx, rng, "structured", 0.12):
+        _structured(ctx, rng, req)
+    elif _on(ctx, rng, "tools", 0.08) and ctx.space.chat:
+        _chat_tools(ctx, rng, req, key)
+    _timing(ctx, rng, req, earlier, warm)
+    return req
+
+
+def _timing(ctx: GenContext, rng: random.Random, req: TimedRequest, earlier: list[TimedRequest], warm: Any) -> None:
+    others = [r for r in earlier if r.role != "w" and r.stream]
+    pick = rng.random()
+    if others and pick < 0.35:
+        req.after = rng.choice(others).role  # joins a request that is decoding: a mixed step
+    elif pick < 0.6:
+        req.start_ms = rng.randint(0, 400)
+    if req.params.get("n", 1) > 1:
+        req.stream = False
+    if req.stream and _on(ctx, rng, "abort", 0.08):
+        req.abort_after_tokens = rng.randint(1, max(1, int(req.params["max_tokens"]) - 1))
+        req.features.append("abort")
+
+
+def _params(ctx: GenContext, rng: random.Random, p: dict[str, Any], endpoint: str) -> list[str]:
+    """Draw sampling parameters (only fields the served build declares); return the feature tags."""
+    feats: list[str] = []
+    has = lambda name: ctx.space.accepts(endpoint, name)  # noqa: E731
+    vocab = ctx.vocab
+    if _on(ctx, rng, "penalties", 0.2) and has("presence_penalty"):
+        p["presence_penalty"] = round(rng.uniform(-1.0, 2.0), 2)
+        p["frequency_penalty"] = round(rng.uniform(-1.0, 2.0), 2)
+        feats.append("penalties")
+    if _on(ctx, rng, "repetition_penalty", 0.15) and has("repetition_penalty"):
+        p["repetition_penalty"] = round(rng.uniform(0.8, 2.0), 2)
+        feats.append("repetition_penalty")
+    if _on(ctx, rng, "min_tokens", 0.2) and has("min_tokens"):
+        p["min_tokens"] = rng.randint(1, max(1, int(p["max_tokens"])))
+        # at most half the vocabulary seen: a mask of every token leaves nothing to sample
+        p["stop_token_ids"] = rng.sample(vocab, min(len(vocab) // 2, rng.choice((4, 32, 128, 256))))
+        p["ignore_eos"] = rng.random() < 0.5
+        feats += ["min_tokens", "stop_token_ids"]
+    elif _on(ctx, rng, "stop_token_ids", 0.12) and has("stop_token_ids"):
+        p["stop_token_ids"] = rng.sample(vocab, min(len(vocab) // 2, rng.choice((1, 8, 64))))
+        feats.append("stop_token_ids")
+    if _on(ctx, rng, "allowed_token_ids", 0.1) and has("allowed_token_ids"):
+        p["allowed_token_ids"] = sorted(rng.sample(vocab, min(len(vocab), rng.choice((2, 16, 128)))))
+        feats.append("allowed_token_ids")
+    if _on(ctx, rng, "logit_bias", 0.06) and has("logit_bias"):
+        p["logit_bias"] = {str(t): round(rng.uniform(-5, 5), 2) for t in rng.sample(vocab, 4)}
+        feats.append("logit_bias")
+    if _on(ctx, rng, "bad_words", 0.12) and has("bad_words"):
+        p["bad_words"] = rng.sample(WORDS, rng.randint(1, 4))
+        feats.append("bad_words")
+    if _on(ctx, rng, "stop", 0.12) and has("stop"):
+        p["stop"] = rng.sample(WORDS, rng.randint(1, 3))
+        p["include_stop_str_in_output"] = rng.random() < 0.3
+        feats.append("stop")
+    feats += _sampling(ctx, rng, p, has)
+    if _on(ctx, rng, "prompt_logprobs", 0.08) and has("prompt_logprobs"):
+        p["prompt_logprobs"] = rng.randint(0, 3)
+        feats.append("prompt_logprobs")
+    if _on(ctx, rng, "generic", 0.1):
+        feats += _generic(ctx, rng, p, endpoint)
+    return feats
+
+
+def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any) -> list[str]:
+    feats: list[str] = []
+    if _on(ctx, rng, "top_k_p", 0.15) and has("top_k"):
+        p["top_k"] = rng.choice((1, 2, 5, 20, -1))
+        p["top_p"] = rng.choice((0.5, 0.9, 1.0))
+        feats.append("top_k_p")
+    if _on(ctx, rng, "min_p", 0.05) and has("min_p"):
+        p["min_p"] = rng.choice((0.05, 0.2))
+        feats.append("min_p")
+    if _on(ctx, rng, "seed", 0.15) and has("seed"):
+        p["seed"] = rng.randint(0, 2**31 - 1)
+        feats.append("seed")
+    if _on(ctx, rng, "sampled", 0.12):
+        p["temperature"] = rng.choice((0.5, 1.0, 1.5))
+        p.setdefault("top_k", rng.choice((2, 5)))
+        feats.append("sampled")
+    if _on(ctx, rng, "n", 0.08) and has("n"):
+        p["n"] = rng.randint(2, 3)
+        feats.append("n")
+    return feats
+
+
+def _generic(ctx: GenContext, rng: random.Random, p: dict[str, Any], endpoint: str) -> list[str]:
+    """One field of no known meaning, drawn by its declared type (new fields of a new release get sent too)."""
+    fields = ctx.space.generic(endpoint)
+    if not fields:
+        return []
+    f = rng.choice(fields)
+    if f.kind == "bool":
+        p[f.name] = not bool(f.default)
+    else:
+        lo = f.minimum if f.minimum is not None else 0
+        hi = f.maximum if f.maximum is not None else (lo + 4)
+        p[f.name] = rng.randint(int(lo), int(min(hi, lo + 8))) if f.kind == "int" else round(rng.uniform(lo, hi), 3)
+    return [f"generic:{f.name}"]
+
+
+def _structured(ctx: GenContext, rng: random.Random, req: TimedRequest) -> None:
+    kind = rng.choice(("json", "regex", "choice", "grammar", "response_format"))
+    p = req.params
+    p.pop("allowed_token_ids", None)
+    p.pop("bad_words", None)
+    p["max_tokens"] = max(int(p["max_tokens"]), 24)
+    p["ignore_eos"] = False
+    if kind == "response_format" and ctx.space.accepts("completions", "response_format"):
+        p["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": JSON_SCHEMA}}
+    elif ctx.space.accepts("completions", "structured_outputs"):
+        value: Any = {
+            "json": JSON_SCHEMA,
+            "regex": REGEX,
+            "choice": ["alpha beta", "gamma", "delta state"],
+            "grammar": GRAMMAR,
+        }.get(kind, JSON_SCHEMA)
+        p["structured_outputs"] = {kind if kind != "response_format" else "json": value}
+    req.features.append(f"structured:{kind}")
+
+
+def _chat_tools(ctx: GenContext, rng: random.Random, req: TimedRequest, key: str) -> None:
+    choice: Any = rng.choice(("auto", "required", "named"))
+    if choice == "named":
+        choice = {"type": "function", "function": {"name": "bash"}}
+    req.endpoint = "chat"
+    req.messages = [
+        {"role": "system", "content": "You are a coding agent. Use the bash tool."},
+        {"role": "user", "content": ctx.book.text(key + "-chat", rng.randint(8, 80))},
+    ]
+    req.prompt_token_ids = []
+    p = req.params
+    for k in ("prompt_logprobs", "allowed_token_ids"):
+        p.pop(k, None)
+    p["tools"] = [TOOL]
+    p["tool_choice"] = choice
+    p["max_tokens"] = max(int(p["max_tokens"]), 32)
+    req.features.append(f"tools:{choice if isinstance(choice, str) else 'named'}")

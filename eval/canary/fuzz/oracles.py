@@ -1,0 +1,301 @@
+"""The oracle of every generated case: the reference stack (speculation off) plus self-consistency per processor.
+
+`Oracle` is the Protocol: `judge(case, cohort_obs, reference_obs) -> Finding | None` (None: nothing to say about
+this request). `ORACLES` is the registry (name -> oracle); `register()` adds one (the sampled mode adds its
+statistical oracles there). Built in:
+- `reference`: token-by-token against the reference with the canary's judgement (eval/canary/judge.py:
+  self-consistency of the modelled processors, logprobs of identical tokens, near-tie flips); greedy requests
+  only; an aborted request is compared on the prefix it received;
+- `refusal`: HTTP 4xx on the cohort is a `fact` about the build (both refusing is no news), never corruption;
+- `bad_words`: a banned word's token sequence never appears in the output;
+- `stop`: stop strings and stop ids end the output (nothing after them), `max_tokens` bounds it, `min_tokens`
+  holds before a stop id;
+- `structured`: a finished output matches its JSON schema / regex / choice;
+- `support`: a sampled token lies inside the top-k it was drawn from, and inside `allowed_token_ids`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from eval.canary.fuzz.case import Case, Finding
+from eval.canary.records import ProbeRecord
+
+Tokenize = Callable[[str], list[int]]
+
+
+class Oracle(Protocol):
+    name: str
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        """A finding about `cohort_obs` (one request's record), or None when this oracle has nothing to say."""
+        ...
+
+
+ORACLES: dict[str, Oracle] = {}
+
+
+def register(oracle: Oracle) -> Oracle:
+    ORACLES[oracle.name] = oracle
+    return oracle
+
+
+def _finding(oracle: str, rec: ProbeRecord, verdict: str, reason: str, **kw: Any) -> Finding:
+    return Finding(oracle=oracle, role=rec.role, verdict=verdict, reason=reason, **kw)
+
+
+def answered(rec: ProbeRecord | None) -> bool:
+    return rec is not None and rec.infra_error is None and rec.output_token_ids is not None
+
+
+class ReferenceOracle:
+    """Greedy output against the reference (speculation off), judged (eval/canary/judge.py)."""
+
+    name = "reference"
+
+    def __init__(self, near_tie: float = 0.25, lp_tolerance: float = 0.5) -> None:
+        self.near_tie, self.lp_tolerance = near_tie, lp_tolerance
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        from eval.canary.compare import apply_comparison
+
+        rec = cohort_obs
+        if rec.extra.get("sampled") or not answered(rec) or not answered(reference_obs):
+            return None
+        assert reference_obs is not None
+        ref = reference_obs
+        if rec.extra.get("aborted") or (ref.extra or {}).get("aborted"):
+            ref = _truncated(ref, len(rec.output_token_ids or []))
+            rec = _truncated(rec, len(ref.output_token_ids or []))
+        apply_comparison(rec, ref, ref.cohort, self.near_tie, self.lp_tolerance)
+        if rec is not cohort_obs:
+            for k in ("reference_cohort", "compared_tokens", "diverged", "first_divergence", "divergent_tokens"):
+                setattr(cohort_obs, k, getattr(rec, k))
+            cohort_obs.judgement = rec.judgement
+        j = cohort_obs.judgement or {}
+        verdict = "fail" if j.get("verdict") == "corrupted" else "pass"
+        return _finding(self.name, cohort_obs, verdict, j.get("reason", ""), position=cohort_obs.first_divergence)
+
+
+def _truncated(rec: ProbeRecord, n: int) -> ProbeRecord:
+    from dataclasses import replace
+
+    def cut(xs: list[Any] | None) -> list[Any] | None:
+        return None if xs is None else xs[:n]
+
+    return replace(
+        rec,
+        output_token_ids=cut(rec.output_token_ids),
+        output_token_logprobs=cut(rec.output_token_logprobs),
+        output_top_logprobs=cut(rec.output_top_logprobs),
+        extra=dict(rec.extra),
+    )
+
+
+class RefusalOracle:
+    name = "refusal"
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        mine = cohort_obs.extra.get("refused")
+        if not mine:
+            return None
+        theirs = (reference_obs.extra if reference_obs else {}).get("refused")
+        where = "this build and its reference both refuse" if theirs else "only the speculative build refuses"
+        params = sorted((cohort_obs.params or {}).keys())
+        return _finding(self.name, cohort_obs, "fact", f"{where}: {mine[:200]}", detail={"params": params})
+
+
+class BadWordsOracle:
+    """No banned word's token sequence (with and without a leading space) in the output."""
+
+    name = "bad_words"
+
+    def __init__(self, tokenize: Tokenize | None) -> None:
+        self.tokenize = tokenize
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        words = (cohort_obs.params or {}).get("bad_words")
+        if not words or not answered(cohort_obs):
+            return None
+        seqs: list[list[int]] = list(cohort_obs.extra.get("banned_sequences") or [])
+        if not seqs and self.tokenize is not None:
+            seqs = [s for w in words for s in (self.tokenize(w), self.tokenize(" " + w))]
+        if not seqs:
+            return None
+        out = cohort_obs.output_token_ids or []
+        for seq in seqs:
+            at = _find(out, seq)
+            if seq and at is not None:
+                return _finding(
+                    self.name, cohort_obs, "fail", f"banned token sequence {seq} at token {at}", position=at
+                )
+        return _finding(self.name, cohort_obs, "pass", f"none of {len(words)} banned words appear")
+
+
+def _find(xs: list[int], seq: list[int]) -> int | None:
+    for i in range(len(xs) - len(seq) + 1):
+        if xs[i : i + len(seq)] == seq:
+            return i
+    return None
+
+
+class StopOracle:
+    """Stop ids and strings end the output; max_tokens bounds it; min_tokens holds before a stop id."""
+
+    name = "stop"
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        p = cohort_obs.params or {}
+        if not answered(cohort_obs) or cohort_obs.extra.get("aborted"):
+            return None
+        out = cohort_obs.output_token_ids or []
+        if len(out) > int(p.get("max_tokens") or 10**9):
+            return _finding(self.name, cohort_obs, "fail", f"{len(out)} tokens > max_tokens {p.get('max_tokens')}")
+        stops = set(p.get("stop_token_ids") or ())
+        min_tokens = int(p.get("min_tokens") or 0)
+        for i, t in enumerate(out):
+            if t in stops and i < min_tokens:
+                return _finding(
+                    self.name, cohort_obs, "fail", f"stop id {t} at token {i} < min_tokens {min_tokens}", position=i
+                )
+            if t in stops and i < len(out) - 1:
+                return _finding(
+                    self.name, cohort_obs, "fail", f"output runs on after stop id {t} at token {i}", position=i
+                )
+        text = cohort_obs.output_text or ""
+        for s in p.get("stop") or []:
+            at = text.find(s)
+            keep = bool(p.get("include_stop_str_in_output"))
+            if at >= 0 and not (keep and at + len(s) == len(text)):
+                return _finding(self.name, cohort_obs, "fail", f"stop string {s!r} inside the output at char {at}")
+        if not stops and not p.get("stop"):
+            return None
+        return _finding(self.name, cohort_obs, "pass", "stop handling consistent")
+
+
+class StructuredOracle:
+    """A finished structured output matches its constraint (JSON schema, regex, choice)."""
+
+    name = "structured"
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        p = cohort_obs.params or {}
+        so = dict(p.get("structured_outputs") or {})
+        rf = p.get("response_format") or {}
+        if rf.get("type") == "json_schema":
+            so = {"json": (rf.get("json_schema") or {}).get("schema")}
+        if not so or not answered(cohort_obs) or cohort_obs.finish_reason != "stop":
+            return None
+        text = cohort_obs.output_text or ""
+        ok, why = _matches(so, text)
+        if ok is None:
+            return None
+        return _finding(self.name, cohort_obs, "pass" if ok else "fail", why)
+
+
+def _matches(so: dict[str, Any], text: str) -> tuple[bool | None, str]:
+    if "choice" in so:
+        return text in so["choice"], f"{text!r} {'in' if text in so['choice'] else 'not in'} the choices"
+    if "regex" in so:
+        ok = re.fullmatch(so["regex"], text) is not None
+        return ok, f"{text!r} {'matches' if ok else 'does not match'} the regex"
+    if "json" in so:
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            return False, f"not JSON: {e}"
+        return _json_ok(so["json"], value)
+    return None, "grammar: checked against the reference only"
+
+
+def _json_ok(schema: dict[str, Any], value: Any) -> tuple[bool, str]:
+    if not isinstance(value, dict):
+        return False, "not a JSON object"
+    props = schema.get("properties") or {}
+    missing = [k for k in schema.get("required") or [] if k not in value]
+    extra = [k for k in value if k not in props] if schema.get("additionalProperties") is False else []
+    types: dict[str, Any] = {
+        "string": str,
+        "integer": int,
+        "number": (int, float),
+        "boolean": bool,
+        "object": dict,
+        "array": list,
+    }
+    wrong = [k for k, v in value.items() if k in props and not isinstance(v, types.get(props[k].get("type"), object))]
+    ok = not (missing or extra or wrong)
+    return ok, "valid" if ok else f"invalid: missing {missing}, extra {extra}, wrong type {wrong}"
+
+
+# Processors that change the order of the raw distribution before top-k cuts it.
+REORDERING = (
+    "presence_penalty",
+    "frequency_penalty",
+    "repetition_penalty",
+    "logit_bias",
+    "bad_words",
+    "min_tokens",
+    "allowed_token_ids",
+    "structured_outputs",
+    "response_format",
+    "tools",
+)
+
+
+class SupportOracle:
+    """Sampled tokens lie inside the allowed support: the top-k of the raw distribution, and allowed ids."""
+
+    name = "support"
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        p = cohort_obs.params or {}
+        if not answered(cohort_obs):
+            return None
+        out, tops = cohort_obs.output_token_ids or [], cohort_obs.output_top_logprobs or []
+        allowed = set(p.get("allowed_token_ids") or ())
+        for i, t in enumerate(out):
+            if allowed and t not in allowed:
+                return _finding(self.name, cohort_obs, "fail", f"token {i} ({t}) outside allowed_token_ids", position=i)
+        k = int(p.get("top_k") or -1)
+        reorders = any(p.get(x) for x in REORDERING)  # raw ranks are then not the ranks top-k cut on
+        if not cohort_obs.extra.get("sampled") or k < 1 or reorders or not tops or len(tops[0]) < k:
+            return None if not allowed else _finding(self.name, cohort_obs, "pass", "inside allowed_token_ids")
+        for i, (t, top) in enumerate(zip(out, tops, strict=False)):
+            ranked = sorted(top.values(), reverse=True)
+            mine = top.get(str(t))
+            if len(ranked) >= k and (mine is None or mine < ranked[k - 1] - 1e-4):
+                return _finding(self.name, cohort_obs, "fail", f"token {i} ({t}) outside the top-{k}", position=i)
+        return _finding(self.name, cohort_obs, "pass", f"every sampled token inside the top-{k}")
+
+
+def default_oracles(tokenize: Tokenize | None, near_tie: float, lp_tolerance: float) -> list[Oracle]:
+    """The built-in oracles plus whatever was registered (the registry wins on a name clash)."""
+    built: list[Oracle] = [
+        ReferenceOracle(near_tie, lp_tolerance),
+        RefusalOracle(),
+        BadWordsOracle(tokenize),
+        StopOracle(),
+        StructuredOracle(),
+        SupportOracle(),
+    ]
+    names = {o.name for o in built}
+    return [ORACLES.get(o.name, o) for o in built] + [o for n, o in ORACLES.items() if n not in names]
+
+
+def judge_request(case: Case | None, rec: ProbeRecord, ref: ProbeRecord | None, oracles: list[Oracle]) -> list[Finding]:
+    """Every oracle's finding on one request; the record's judgement becomes corrupted on the first failure."""
+    findings = [f for o in oracles if (f := o.judge(case, rec, ref)) is not None]
+    rec.extra["findings"] = [f.model_dump() for f in findings]
+    failed = next((f for f in findings if f.failed), None)
+    if failed is not None:
+        rec.judgement = {**(rec.judgement or {}), "verdict": "corrupted", "reason": f"{failed.oracle}: {failed.reason}"}
+        if rec.diverged is None:
+            rec.diverged = False
+            rec.compared_tokens = len(rec.output_token_ids or [])
+    elif rec.diverged is None and answered(rec) and findings and not rec.extra.get("refused"):
+        rec.compared_tokens, rec.diverged = len(rec.output_token_ids or []), False
+        rec.judgement = {"verdict": "exact", "reason": "self-checks only (sampled)"}
+    return findings

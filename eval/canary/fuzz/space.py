@@ -1,0 +1,215 @@
+"""The request-parameter space, read from the served vLLM rather than kept as a hand list.
+
+vLLM's OpenAI server is a FastAPI app: `/openapi.json` carries the pydantic JSON schema of `CompletionRequest`
+and `ChatCompletionRequest` of exactly the version that serves. `fetch_space(base_url)` reads it;
+`build_space(python)` asks a build's interpreter for the same schemas when no server is up. Every field lands in
+one of three groups:
+- fields the generator knows the meaning of (`KNOWN`: it draws sensible values and an oracle checks them);
+- transport and identity fields it never varies (`TRANSPORT`: model, prompt, stream, ids, KV transfer, ...);
+- the rest: `generic()` fields, explored by their schema type (a flag the next release adds is sent too).
+A field the build lacks is never generated; a value the build refuses (HTTP 400) is a fact about the build.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+COMPLETION_SCHEMA = "CompletionRequest"
+CHAT_SCHEMA = "ChatCompletionRequest"
+
+# Fields that carry the request itself, its transport, identity or routing: never varied by the fuzzer.
+TRANSPORT = frozenset(
+    {
+        "model",
+        "prompt",
+        "messages",
+        "stream",
+        "stream_options",
+        "user",
+        "request_id",
+        "session_id",
+        "suffix",
+        "echo",
+        "prompt_embeds",
+        "mm_payload",
+        "return_mm_kwargs",
+        "cache_salt",
+        "kv_transfer_params",
+        "ec_transfer_params",
+        "routed_experts_prompt_start",
+        "return_token_offsets",
+        "return_tokens_as_token_ids",
+        "return_token_ids",
+        "add_special_tokens",
+        "priority",
+        "vllm_xargs",
+        "documents",
+        "chat_template",
+        "chat_template_kwargs",
+        "mm_processor_kwargs",
+        "add_generation_prompt",
+        "continue_final_message",
+        "media_io_kwargs",
+        "truncate_prompt_tokens",
+        "truncation_side",
+        "logprob_token_ids",
+        "use_beam_search",
+        "length_penalty",
+        "parallel_tool_calls",
+        "function_call",
+        "functions",
+        "metadata",
+        "store",
+        "service_tier",
+        "audio",
+        "modalities",
+        "prediction",
+        "web_search_options",
+        "user_id",
+        "max_completion_tokens",
+        "top_logprobs",
+        "logprobs",
+        "max_tokens",
+        "tools",
+        "tool_choice",
+        "n",
+        "include_reasoning",
+        "reasoning_effort",
+        "watermarking",
+        "cache_hit_threshold",
+        "thinking_token_budget",
+    }
+)
+# Fields the generator draws on purpose (eval/canary/fuzz/generate.py) and the oracles understand.
+KNOWN = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "seed",
+        "frequency_penalty",
+        "presence_penalty",
+        "repetition_penalty",
+        "logit_bias",
+        "min_tokens",
+        "stop",
+        "stop_token_ids",
+        "include_stop_str_in_output",
+        "ignore_eos",
+        "skip_special_tokens",
+        "spaces_between_special_tokens",
+        "allowed_token_ids",
+        "bad_words",
+        "prompt_logprobs",
+        "response_format",
+        "structured_outputs",
+    }
+)
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    """One request field as the served schema declares it."""
+
+    name: str
+    kind: str  # bool | int | float | str | list | object | other
+    minimum: float | None = None
+    maximum: float | None = None
+    default: Any = None
+
+
+@dataclass
+class ParamSpace:
+    """The fields each endpoint accepts, as the served vLLM declares them."""
+
+    completions: dict[str, FieldInfo] = field(default_factory=dict)
+    chat: dict[str, FieldInfo] = field(default_factory=dict)
+    source: str = "none"
+
+    def accepts(self, endpoint: str, name: str) -> bool:
+        fields = self.completions if endpoint == "completions" else self.chat
+        return name in fields
+
+    def generic(self, endpoint: str) -> list[FieldInfo]:
+        """Fields of no known meaning that the generator can still vary by type (bools and bounded numbers)."""
+        fields = self.completions if endpoint == "completions" else self.chat
+        out = [f for f in fields.values() if f.name not in TRANSPORT and f.name not in KNOWN]
+        return sorted((f for f in out if f.kind in ("bool", "int", "float")), key=lambda f: f.name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "completions": sorted(self.completions),
+            "chat": sorted(self.chat),
+            "known": sorted(k for k in KNOWN if k in self.completions or k in self.chat),
+            "generic_completions": [f.name for f in self.generic("completions")],
+            "generic_chat": [f.name for f in self.generic("chat")],
+        }
+
+
+def _kind(prop: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The first non-null type of a JSON-schema property, and the branch it came from."""
+    branches = prop.get("anyOf") or prop.get("oneOf") or [prop]
+    for b in branches:
+        t = b.get("type")
+        if t == "null":
+            continue
+        kind = {"boolean": "bool", "integer": "int", "number": "float", "string": "str", "array": "list"}
+        if t in kind:
+            return kind[t], b
+        if t == "object" or "$ref" in b or "additionalProperties" in b:
+            return "object", b
+    return "other", prop
+
+
+def fields_of(schema: dict[str, Any]) -> dict[str, FieldInfo]:
+    out: dict[str, FieldInfo] = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        kind, branch = _kind(prop)
+        lo = branch.get("minimum", branch.get("exclusiveMinimum"))
+        hi = branch.get("maximum", branch.get("exclusiveMaximum"))
+        out[name] = FieldInfo(name, kind, lo, hi, prop.get("default"))
+    return out
+
+
+def space_from_openapi(doc: dict[str, Any], source: str = "openapi") -> ParamSpace:
+    schemas = (doc.get("components") or {}).get("schemas") or doc.get("$defs") or {}
+    comp, chat = schemas.get(COMPLETION_SCHEMA), schemas.get(CHAT_SCHEMA)
+    if comp is None:
+        raise ValueError(f"no {COMPLETION_SCHEMA} in the served OpenAPI schema")
+    return ParamSpace(fields_of(comp), fields_of(chat or {}), source)
+
+
+def fetch_space(base_url: str, timeout_s: float = 60) -> ParamSpace:
+    """The space the server at `base_url` declares (`/openapi.json`)."""
+    import httpx
+
+    resp = httpx.get(base_url.rstrip("/") + "/openapi.json", timeout=timeout_s)
+    resp.raise_for_status()
+    return space_from_openapi(resp.json(), f"{base_url.rstrip('/')}/openapi.json")
+
+
+_DUMP = """
+import importlib, json
+out = {}
+for mod in ("vllm.entrypoints.openai.completion.protocol", "vllm.entrypoints.openai.chat_completion.protocol",
+            "vllm.entrypoints.openai.protocol"):
+    try:
+        m = importlib.import_module(mod)
+    except Exception:
+        continue
+    for name in ("CompletionRequest", "ChatCompletionRequest"):
+        if name not in out and hasattr(m, name):
+            out[name] = getattr(m, name).model_json_schema()
+print(json.dumps({"components": {"schemas": out}}))
+"""
+
+
+def build_space(python: str, env: dict[str, str] | None = None, timeout_s: float = 300) -> ParamSpace:
+    """The same schemas from a build's interpreter (no server needed): the protocol module of that version."""
+    proc = subprocess.run([python, "-c", _DUMP], capture_output=True, text=True, timeout=timeout_s, env=env, check=True)
+    return space_from_openapi(json.loads(proc.stdout.strip().splitlines()[-1]), f"{python} (protocol module)")

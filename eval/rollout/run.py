@@ -1,10 +1,11 @@
 """Run one cohort's SWE-bench rollouts against an already running server: every unit not yet done, at most
 `concurrency` at once, then the predictions files rebuilt from the unit directories.
 
-Resume is by what is on disk: a unit whose verdict.json parses is skipped; any other unit directory is wiped
-and run again. `on_unit_done(unit_dir)` is called after each verdict is written (grading can stream). With an
-`early_stop` (eval.rollout.stopper), units go instance by instance in the shared seeded order and no new unit
-starts once the cohort's comparison is decided; a resumed run asks before it schedules anything.
+Resume is by what is on disk: a unit whose verdict.json parses and is not an infra error is skipped; any other
+unit directory (half-finished, or an infra error) is wiped and run again. `on_unit_done(unit_dir)` is called
+after each verdict is written (grading can stream). With an `early_stop` (eval.rollout.stopper), units go
+instance by instance in the shared seeded order and no new unit starts once the cohort's comparison is decided;
+a resumed run asks before it schedules anything, and then re-runs only its infra errors.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from eval.rollout.progress import CohortProgress, RolloutProgress
 from eval.rollout.server import ServerGate
 from eval.rollout.stopper import EarlyStop
 from eval.rollout.unit import RolloutEnv, run_unit
-from eval.rollout.units import Unit, plan_units
+from eval.rollout.units import Unit, infra_failed, plan_units
 from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
@@ -112,8 +113,11 @@ async def run_rollouts(
     name = cohort if isinstance(cohort, str) else cohort.name
     served = next((c.model.served_name for c in loaded.cohorts if c.name == name), loaded.spec.model.served_name)
     todo, done = plan_units(run, name, tasks, workload.repeats, instance_major=early_stop is not None)
-    if early_stop is not None and await asyncio.to_thread(early_stop.check):
-        todo = []  # decided before (a resumed run): the same decision, nothing more to run
+    decided = early_stop is not None and await asyncio.to_thread(early_stop.check)
+    if decided:
+        # decided before (a resumed run): the same decision, no new unit; only the units that had started and
+        # ended in an infra error run again (an uninterrupted run would have finished them)
+        todo = [u for u in todo if infra_failed(run, name, u.task.instance_id, u.repeat)]
     row = (progress or RolloutProgress(enabled=False)).cohort(name, len(tasks) * workload.repeats, done)
     started = time.monotonic()
     events = run.cohort_dir(name) / EVENTS_FILE
@@ -133,7 +137,7 @@ async def run_rollouts(
                 on_turn=row.turn,
                 gate=gate,
             )
-            ran = await _run_all(todo, env, workload.concurrency, row, on_unit_done, early_stop)
+            ran = await _run_all(todo, env, workload.concurrency, row, on_unit_done, None if decided else early_stop)
     predictions = write_predictions(run, name)
     return RolloutCounts(
         cohort=name,

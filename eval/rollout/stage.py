@@ -15,7 +15,7 @@ from rich.console import Console
 from eval.protocols import Executor
 from eval.rollout.progress import RolloutProgress
 from eval.rollout.stopper import RECORD
-from eval.rollout.units import plan_units
+from eval.rollout.units import infra_units, plan_units
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
 from eval.store.run import RunDir
@@ -54,9 +54,10 @@ class RolloutStage:
 
     def pending(self, cohort: Cohort) -> bool:
         """Units left to run, unless an earlier (resumed) run stopped the cohort early: its stack is not started
-        again for a decision already taken (`--no-early-stop` runs the rest)."""
+        again for a decision already taken (`--no-early-stop` runs the rest), except to re-run its infra errors."""
         if self.early_stop and (self.run.cohort_dir(cohort.name) / RECORD).is_file():
-            return False
+            # decided: only units that ended in an infra error are left to run (eval.rollout.run)
+            return cohort.runs("swebench") and bool(infra_units(self.run, cohort.name, self.tasks, self.repeats))
         return cohort.runs("swebench") and bool(plan_units(self.run, cohort.name, self.tasks, self.repeats)[0])
 
     def starting(self, cohort: Cohort) -> None:

@@ -1,4 +1,7 @@
-"""Units of a cohort's rollout (instance x repeat), their per-unit seeds, and what is already done on disk."""
+"""Units of a cohort's rollout (instance x repeat), their per-unit seeds, and what is already done on disk.
+
+A unit is done when its verdict parses and is not an infra error: a resumed run runs infra-error units again.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from pathlib import Path
 
 from eval.protocols import Task
 from eval.spec.models import Sampling
+from eval.store.atomic import read_json
 from eval.store.run import RunDir
 from store.order import ordered
 
@@ -53,8 +57,25 @@ def plan_units(
         rank = {i: k for k, i in enumerate(ordered(t.instance_id for t in tasks))}
         pairs.sort(key=lambda rt: (rank[rt[1].instance_id], rt[0]))
     for repeat, task in pairs:
-        if run.unit_done(cohort, task.instance_id, repeat):
+        if run.unit_done(cohort, task.instance_id, repeat) and not infra_failed(run, cohort, task.instance_id, repeat):
             done += 1
         else:
             todo.append(Unit(cohort, task, repeat, run.unit_dir(cohort, task.instance_id, repeat)))
     return todo, done
+
+
+def infra_failed(run: RunDir, cohort: str, instance_id: str, repeat: int) -> bool:
+    """The unit finished as an infra error (its verdict says so): a resumed run runs it again from scratch, so
+    that an infrastructure fault (a killed server, worker or sandbox) is never kept as the unit's outcome."""
+    verdict = read_json(run.unit_dir(cohort, instance_id, repeat) / "verdict.json")
+    return isinstance(verdict, dict) and verdict.get("status") == "infra_error"
+
+
+def infra_units(run: RunDir, cohort: str, tasks: list[Task], repeats: int) -> list[Unit]:
+    """The units of `cohort` whose verdict is an infra error (see `infra_failed`)."""
+    return [
+        Unit(cohort, t, r, run.unit_dir(cohort, t.instance_id, r))
+        for r in range(repeats)
+        for t in tasks
+        if infra_failed(run, cohort, t.instance_id, r)
+    ]

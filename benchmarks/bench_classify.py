@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_classify.py                 # 6000 x 50, prints the figures
     .venv/bin/python benchmarks/bench_classify.py --trajectories 500
 
-Trajectories are generated here, deterministically (seeded): reasoning and short answers from a vocabulary,
+Trajectories are generated here, deterministically (seeded): reasoning and short answers are runs of real prose
+(the Python reference of `pydoc_data.topics`; random words from a vocabulary were token salad),
 bash tool calls (one-liners and heredocs of real Python source), observations of realistic size (file views and
 listings cut from the standard library's source, pytest logs), `submit` at the end; 10% of trajectories turn
 corrupt at a random turn (U+FFFD, byte-level pieces, leaked tool-call XML, empty or reasoning-only replies,
@@ -20,6 +21,7 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+from pydoc_data.topics import topics
 from typing import Any
 
 from eval.classify import Context, classify_trajectory
@@ -30,6 +32,8 @@ _TEXT = (
     "that the fix works and does not break other cases maybe the issue is in the migration or the query set"
 )
 WORDS = _TEXT.split(" ")
+# Reasoning and answers: runs of real English prose, the Python reference shipped with the interpreter.
+PROSE = "\n".join(topics[k] for k in sorted(topics))
 
 
 def _source_pool(limit: int = 60) -> list[str]:
@@ -55,7 +59,9 @@ class Generator:
         self.calls = [self._call(i) for i in range(pool)]
 
     def words(self, n: int) -> str:
-        return " ".join(self.rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+        """About n consecutive words of real prose from the start of a line (random words are token salad)."""
+        start = PROSE.find("\n", self.rng.randrange(0, len(PROSE) - 8 * n)) + 1
+        return PROSE[start : PROSE.rfind(" ", start, start + 6 * n)] + "."
 
     def code(self, size: int) -> str:
         src = self.rng.choice(self.sources)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from eval.classify.context import Context
+from eval.classify.degeneracy import TAIL_CHARS, degenerate, statistics, thresholds
 from eval.classify.model import Span, Turn, span_at
 
 ANCHOR = 32
@@ -89,7 +90,23 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
             unit = text[region.start : region.start + region.period]
             why = f"{unit[:40]!r} x {region.reps:.0f} ({region.end - region.start} chars)"
             spans.append(span_at(name, text, region.start, region.end, why))
+        elif free and (span := _statistical_span(name, text, ctx)) is not None:
+            spans.append(span)
     return spans
+
+
+def _statistical_span(name: str, text: str, ctx: Context) -> Span | None:
+    """A loop or token salad that the calibrated statistics find in the prose (eval/classify/degeneracy.py)."""
+    if not degenerate(statistics(text, compression=False)):
+        return None
+    if ctx.history.contains(text.strip()[-QUOTE_CHARS:]):
+        return None  # the model quotes degenerate text it was shown (a log, a bug report)
+    stats = statistics(text)
+    hits = degenerate(stats)
+    limits = thresholds()
+    why = ", ".join(f"{h} {stats.get(h):.3g} beyond {limits[h]:.3g}" for h in hits)
+    start = max(0, len(text) - TAIL_CHARS)
+    return span_at(name, text, start, len(text), f"statistics of the prose: {why}")
 
 
 # Short fragments: a quoted reply often shows only a piece of the loop (` is is is is ...`, `-th-th-th`, a
@@ -97,6 +114,7 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
 # unit of letters repeated back to back this often has no legitimate use; arguments (code, data) are not.
 _FREE_TEXT = frozenset({"content", "reasoning_content"})
 SHORT_MIN_FIELD = 20
+QUOTE_CHARS = 40  # the end of a degenerate field found in the conversation: the model quotes it
 SHORT_ANCHOR = 8
 SHORT_SPACING = 16  # a 10 x 3-character loop (30 chars) leaves 30 - 8 - 3 = 19 positions for an anchor
 SHORT_MAX_PERIOD = 64

@@ -49,7 +49,7 @@ TABLE = (
     + "| test_dup | PASSED | 0.01s |\n" * 6
 )
 SEPARATORS = "=" * 79 + "\nSUMMARY\n" + "-" * 79 + "\n" + "#" * 120 + "\n" + "." * 300 + "\n"
-CHINESE = "修复了编码问题。测试全部通过。" * 3 + "哈哈哈哈哈哈哈哈哈哈哈哈"
+CHINESE = "修复了编码问题。测试全部通过。我已经提交了补丁。" + "哈哈哈哈哈哈哈哈哈哈哈哈"
 FIXTURE = "DATA = [\n" + "".join(f"    ({i}, 'row {i}', {i * 0.5}),\n" for i in range(120)) + "]\n"
 ZEROS = "WEIGHTS = [" + ", ".join(["0.0"] * 24) + "]\n"
 

@@ -34,8 +34,18 @@ def test_truncated():
     assert result["evidence"][0]["field"] == "finish_reason"
 
 
-def test_reasoning_cut_by_max_tokens_is_truncated_not_reasoning_only():
-    assert labels(message("", reasoning="Step 1: read the file. Step 2:", finish="length")) == ["truncated"]
+def test_reasoning_cut_by_max_tokens_is_reasoning_only_and_truncated():
+    # Issue 30: a reply that ends at max_tokens still in its reasoning never answered: both facts are labels.
+    assert labels(message("", reasoning="Step 1: read the file. Step 2:", finish="length")) == [
+        "reasoning_only",
+        "truncated",
+    ]
+    # Without a reasoning parser the reasoning stays in content, in a think block that never closes.
+    assert labels(message("<think>\nStep 1: read the file. Step 2:", finish="length")) == [
+        "reasoning_only",
+        "truncated",
+    ]
+    assert labels(message("<think>Step 1.</think>\nThe answer is", finish="length")) == ["truncated"]
 
 
 def test_truncated_with_a_call_is_still_truncated():

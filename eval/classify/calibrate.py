@@ -1,0 +1,129 @@
+"""Calibrate the statistical degeneracy detectors (eval/classify/degeneracy.py) on real clean text.
+
+    .venv/bin/python -m eval.classify.calibrate [--corpus PATH] [--alpha 0.0002] [--write]
+
+Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
+clean replies; the `test` split is never read here) and, because those are mostly one model's agent notes, real
+technical prose of another kind (the Python reference shipped with the interpreter, `reference_prose`); takes
+each free-text field (content, reasoning) on its own, computes the four statistics of its prose and sets each
+threshold at the value that at most `alpha` of the clean fields lie strictly beyond. With four statistics the
+share of clean fields flagged is at most 4 x alpha by construction (0.08% at the default 0.02%), and each field
+is a separate chance to be flagged.
+`--write` stores the thresholds, with the counts and the command, in eval/classify/degeneracy.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from eval.classify.corpus import find_corpus, load_corpus
+from eval.classify.degeneracy import CALIBRATION, LOW_IS_DEGENERATE, STATISTICS, Statistics, degenerate, statistics
+from eval.classify.model import as_text
+
+SCHEMA_VERSION = 1
+REPO = Path(__file__).resolve().parents[2]
+FREE_TEXT = ("content", "reasoning_content")
+PIECE_SIZES = (200, 500, 1000, 2000)
+
+
+def clean_fields(rows: list[dict[str, Any]], split: str) -> Iterator[tuple[str, str]]:
+    """(row id, text) of every non-blank free-text field of the clean turns of one split."""
+    for row in rows:
+        if row.get("split") != split or row.get("kind") == "corrupt":
+            continue
+        messages = row.get("turns") if row.get("kind") == "trajectory" else [row.get("response") or {}]
+        for message in messages or []:
+            for name in FREE_TEXT:
+                text = as_text(message.get(name)) if isinstance(message, dict) else ""
+                if text.strip():
+                    yield row["id"], text
+
+
+def reference_prose() -> list[str]:
+    """Real technical English beside the agent turns: the Python language reference and library topics shipped
+    with the interpreter (`pydoc_data.topics`, the same text on every install of one Python version), cut into
+    pieces of the lengths chat replies have (200, 500, 1,000 and 2,000 characters, in turn)."""
+    from pydoc_data.topics import topics
+
+    text = "\n\n".join(topics[k] for k in sorted(topics))
+    pieces: list[str] = []
+    at = 0
+    while at < len(text):
+        size = PIECE_SIZES[len(pieces) % len(PIECE_SIZES)]
+        pieces.append(text[at : at + size])
+        at += size
+    return pieces
+
+
+def quantile_threshold(values: list[float], low_is_degenerate: bool, alpha: float) -> float:
+    """The value that at most floor(alpha * n) of `values` lie strictly beyond (toward degenerate)."""
+    ordered = sorted(values, reverse=not low_is_degenerate)
+    return ordered[min(int(alpha * len(ordered)), len(ordered) - 1)]
+
+
+def calibrate(texts: list[str], alpha: float) -> dict[str, Any]:
+    stats = [statistics(t) for t in texts]
+    limits: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for name in STATISTICS:
+        values = [v for s in stats if (v := s.get(name)) is not None]
+        limits[name] = quantile_threshold(values, name in LOW_IS_DEGENERATE, alpha)
+        counts[name] = len(values)
+    flagged = sum(bool(degenerate(s, limits)) for s in stats)
+    return {"thresholds": limits, "fields_with_value": counts, "fields": len(texts), "fields_flagged": flagged}
+
+
+def flagged_fields(texts: list[str], limits: dict[str, float]) -> list[tuple[int, list[str], Statistics]]:
+    out = []
+    for i, text in enumerate(texts):
+        s = statistics(text)
+        if hits := degenerate(s, limits):
+            out.append((i, hits, s))
+    return out
+
+
+def write_atomic(path: Path, data: dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=None, help="corpus.jsonl(.gz); default: as the tests find it")
+    parser.add_argument("--alpha", type=float, default=0.0002, help="false-positive rate per statistic and field")
+    parser.add_argument("--write", action="store_true", help=f"write the thresholds to {CALIBRATION.name}")
+    args = parser.parse_args(argv)
+    path = args.corpus or find_corpus(REPO)
+    if path is None:
+        print("error: no corpus (tests/data/corpus/README.md)", file=sys.stderr)
+        return 2
+    fields = list(clean_fields(load_corpus(path), "dev"))
+    fields += [("pydoc_data.topics", piece) for piece in reference_prose()]
+    result = calibrate([t for _, t in fields], args.alpha)
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "command": f"python -m eval.classify.calibrate --alpha {args.alpha} --write",
+        "source": f"{path.name}: split dev, clean turns (trajectories and clean replies), content and reasoning;"
+        f" Python {sys.version_info.major}.{sys.version_info.minor}'s pydoc_data.topics in pieces of {PIECE_SIZES}",
+        "alpha_per_statistic": args.alpha,
+        **result,
+    }
+    print(json.dumps(record, indent=2))
+    for i, hits, s in flagged_fields([t for _, t in fields], result["thresholds"]):
+        print(f"flagged at calibration: {fields[i][0]} {hits} {s}", file=sys.stderr)
+    if args.write:
+        write_atomic(CALIBRATION, record)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

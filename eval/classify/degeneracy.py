@@ -1,0 +1,296 @@
+"""Statistical degeneracy of free text (issue 30): loops and token salad found by statistics of the text, not by
+shapes picked from examples, on content and on reasoning separately.
+
+A looping or degenerate model leaves statistical traces that healthy prose does not, whatever the unit, the
+language or whether the repeats are exact:
+
+- `compression`: zlib's compressed size over the raw size of the last 1,024 characters of prose (a loop compresses to a
+  fraction of what prose does, also when its repeats vary a little);
+- `distinct3`: distinct token trigrams over all trigrams of the last 64 tokens (`distinct-n`);
+- `periodicity`: the most repetitions of a unit of 1-8 tokens, back to back, among the last 64 tokens
+  (` is is is is`, `the, the, the`);
+- `function_run`: the longest run of tokens of one class, function words (`of the and to in a is of…`: token
+  salad made of the words every language uses most; the entropy of the token classes over that run is zero).
+
+They are measured on the *prose* of a field: fenced code blocks, table rows, indented lines and lines that are
+not mostly words (logs, file lists, data) are left out (code, data and tables repeat legitimately and have
+`degenerate_repetition`'s long-loop rules of their own). The thresholds are not chosen by hand: they are the
+quantiles of these statistics over real clean text at a stated false-positive rate, written by
+`benchmarks/calibrate_degeneracy.py` into `degeneracy.json` beside this module, together with how they were
+obtained (docs/trust/classifier.md, section "Calibration").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+CALIBRATION = Path(__file__).with_name("degeneracy.json")
+TAIL_CHARS = 1024  # a loop runs to the end: the statistics read the end of the prose
+COMPRESSION_CHARS = 1024
+COMPRESSION_MIN_BYTES = 384  # below that zlib's own overhead dominates the ratio
+WINDOW_TOKENS = 64
+TOKEN_CHARS = 768  # enough characters for WINDOW_TOKENS tokens of prose in any script
+MIN_TOKENS = 12  # fewer tokens say nothing about distinct trigrams
+MAX_UNIT_TOKENS = 8
+STATISTICS = ("compression", "distinct3", "periodicity", "function_run")
+LOW_IS_DEGENERATE = frozenset({"compression", "distinct3"})
+
+# Tokens: one CJK/kana/hangul character, a run of letters and digits, or a run of other non-space characters
+# (`=====` and `.)` are one token each).
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+|[^\w\s]+")
+# A chunk of prose between spaces: letters (words joined by hyphens, apostrophes or CJK punctuation), maybe
+# with punctuation around; not a path, a call, a number or a log field.
+_WORD = re.compile(
+    r"(?<!\S)[-\"'(\[*_«“‘「]*[^\W\d_]+(?:[-'’。、，！？：；][^\W\d_]+)*[.,;:!?\"')\]*_»”’…。、，！？：；」]*(?!\S)"
+)
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
+# The words English text uses most (closed classes: articles, prepositions, pronouns, auxiliaries, conjunctions).
+FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "into",
+        "onto",
+        "upon",
+        "about",
+        "over",
+        "under",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "so",
+        "yet",
+        "if",
+        "then",
+        "than",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "here",
+        "it",
+        "its",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "i",
+        "you",
+        "he",
+        "she",
+        "we",
+        "they",
+        "me",
+        "him",
+        "her",
+        "us",
+        "them",
+        "my",
+        "your",
+        "his",
+        "our",
+        "their",
+        "not",
+        "no",
+        "all",
+        "any",
+        "some",
+        "each",
+        "every",
+        "both",
+        "either",
+        "neither",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "when",
+        "where",
+        "why",
+        "how",
+        "can",
+        "could",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "just",
+        "also",
+        "very",
+        "too",
+        "more",
+        "most",
+        "less",
+        "such",
+        "only",
+        "own",
+        "same",
+        "other",
+        "another",
+        "one",
+    ]
+)
+# Laughter and interjections repeat legitimately (`ha ha ha`, `哈哈哈`): they do not count as tokens at all.
+INTERJECTIONS = frozenset(
+    [
+        "ha",
+        "he",
+        "hi",
+        "ho",
+        "hah",
+        "heh",
+        "hehe",
+        "haha",
+        "hahaha",
+        "lol",
+        "la",
+        "na",
+        "ja",
+        "jaja",
+        "xd",
+        "哈",
+        "呵",
+        "嘿",
+        "嘻",
+        "w",
+        "ｗ",
+    ]
+)
+_RUN_SEPARATORS = frozenset(",")  # `the, the, of, …`: commas do not break a run of function words
+_SEP = "\x00"
+# The shortest unit of 1-8 tokens at a position, and as many whole repetitions of it as follow (in C).
+_PERIODIC = re.compile(rf"(?<![^\x00])((?:[^\x00]+\x00){{1,{MAX_UNIT_TOKENS}}}?)\1+")
+# A line without any of these is prose as it stands; one with them is checked chunk by chunk.
+_CODE_HINT = re.compile(r"[\d/\\_=(){}\[\]<>@#$%&|~^]|[-*+.:]{3}")
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """The statistics of one field's prose; None where the prose is too short for it to mean anything."""
+
+    compression: float | None
+    distinct3: float | None
+    periodicity: float
+    function_run: int
+
+    def get(self, name: str) -> float | None:
+        value: float | int | None = getattr(self, name)
+        return None if value is None else float(value)
+
+
+def prose(text: str, limit: int = TAIL_CHARS) -> str:
+    """The last `limit` characters of a field's prose: code fences, table rows, indented lines and lines that are
+    not mostly words (logs, file lists, data) dropped."""
+    if "`" in text:
+        text = _FENCE.sub("\n", text).replace("`", "")  # inline code stays: its names are words of the sentence
+    keep: list[str] = []
+    size = 0
+    for line in reversed(text.split("\n")):
+        stripped = line.strip()
+        if not stripped or line.startswith(("    ", "\t")) or stripped.count("|") >= 2:
+            continue
+        if not _CODE_HINT.search(stripped) or 2 * len(_WORD.findall(stripped)) > len(stripped.split()):
+            keep.append(stripped)
+            size += len(stripped) + 1
+            if size >= limit:
+                break
+    return "\n".join(reversed(keep))[-limit:]
+
+
+def statistics(text: str, compression: bool = True) -> Statistics:
+    """The four statistics of `text`'s prose (its last TAIL_CHARS characters). `compression=False` leaves the
+    compression ratio out (None): it only corroborates, so the classifier measures it only for the evidence."""
+    tail = prose(text[-4 * TAIL_CHARS :])  # lines of code or data around the prose are dropped
+    raw = tail[-COMPRESSION_CHARS:].encode("utf-8", "surrogatepass") if compression else b""
+    ratio = len(zlib.compress(raw, 9)) / len(raw) if compression and len(raw) >= COMPRESSION_MIN_BYTES else None
+    tokens = _TOKEN.findall(tail[-TOKEN_CHARS:].lower())
+    if not INTERJECTIONS.isdisjoint(tokens):
+        tokens = [t for t in tokens if t not in INTERJECTIONS]
+    tokens = tokens[-WINDOW_TOKENS:]
+    trigrams = list(zip(tokens, tokens[1:], tokens[2:], strict=False))
+    distinct = len(set(trigrams))
+    distinct3 = distinct / len(trigrams) if len(tokens) >= MIN_TOKENS else None
+    # More than 2.5 repetitions of a unit repeat a trigram ((a, a, a) for a unit of one token): without one,
+    # the periodicity is not measured (1.0), in calibration and classification alike.
+    periodic = distinct < len(trigrams) or any(a == b == c for a, b, c in trigrams)
+    return Statistics(ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens))
+
+
+def _periodicity(tokens: list[str]) -> float:
+    """Most back-to-back repetitions of a unit of 1-8 tokens that holds a letter (`0, 0, 0` is data)."""
+    joined = _SEP.join(tokens) + _SEP
+    best = 1.0
+    for m in _PERIODIC.finditer(joined):
+        unit = m.group(1)
+        reps = m.group(0).count(_SEP) / unit.count(_SEP)
+        if reps > best and any(c.isalpha() for c in unit):
+            best = reps
+    return best
+
+
+def _function_run(tokens: list[str]) -> int:
+    classes = "".join("f" if t in FUNCTION_WORDS else "," if t in _RUN_SEPARATORS else "o" for t in tokens)
+    return max((len(run.replace(",", "")) for run in classes.split("o")), default=0)
+
+
+@cache
+def thresholds() -> dict[str, float]:
+    """The calibrated thresholds (statistic -> value; `degeneracy.json`, written by the calibration)."""
+    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    return {name: float(data["thresholds"][name]) for name in STATISTICS}
+
+
+# Compression alone also finds lists of near-identical lines (file lists, link lists) that a reply may hold; with
+# another statistic it corroborates a loop whose unit is longer than the token window (a paragraph).
+CORROBORATING = frozenset({"compression"})
+
+
+def degenerate(stats: Statistics, limits: dict[str, float] | None = None) -> list[str]:
+    """The statistics that make `stats` degenerate: any crossed one but a corroborating one alone; [] if none."""
+    hits = crossed(stats, limits)
+    return hits if set(hits) - CORROBORATING else []
+
+
+def crossed(stats: Statistics, limits: dict[str, float] | None = None) -> list[str]:
+    """The statistics of `stats` beyond their thresholds (strictly: the calibration's extremes are clean)."""
+    limits = thresholds() if limits is None else limits
+    out = []
+    for name in STATISTICS:
+        value = stats.get(name)
+        if value is None:
+            continue
+        if value < limits[name] if name in LOW_IS_DEGENERATE else value > limits[name]:
+            out.append(name)
+    return out

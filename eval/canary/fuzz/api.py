@@ -45,11 +45,13 @@ async def run_cases_async(
     reference: str = "reference",
     near_tie: float = 0.25,
     lp_tolerance: float = 0.5,
+    salt: str | None = None,
 ) -> list[Finding]:
     findings: list[Finding] = []
     for case in cases:
-        ref = records_of(case, await run_case_async(case, reference_url, model), reference, reference_url)
-        mine = records_of(case, await run_case_async(case, cohort_url, model), cohort, cohort_url)
+        ref_out = await run_case_async(case, reference_url, model, salt=salt)
+        ref = records_of(case, ref_out, reference, reference_url)
+        mine = records_of(case, await run_case_async(case, cohort_url, model, salt=salt), cohort, cohort_url)
         findings += judge_case(case, mine, ref, oracles, near_tie, lp_tolerance)
     return findings
 
@@ -64,8 +66,12 @@ def run_cases(
     reference: str = "reference",
     near_tie: float = 0.25,
     lp_tolerance: float = 0.5,
+    salt: str | None = None,
 ) -> list[Finding]:
-    """Send every case to the reference, then to the cohort; every oracle's findings (fail = corruption)."""
+    """Send every case to the reference, then to the cohort; every oracle's findings (fail = corruption).
+    `salt`: vLLM's `cache_salt` on every request (a fresh prefix-cache namespace; None: the server's shared one)."""
     return asyncio.run(
-        run_cases_async(cases, cohort_url, reference_url, model, oracles, cohort, reference, near_tie, lp_tolerance)
+        run_cases_async(
+            cases, cohort_url, reference_url, model, oracles, cohort, reference, near_tie, lp_tolerance, salt
+        )
     )

@@ -52,9 +52,12 @@ class Outcome:
     first_token: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-def body_of(req: TimedRequest, model: str) -> dict[str, Any]:
-    """The HTTP body: the request's params, token ids returned, logprobs rendered as ids."""
+def body_of(req: TimedRequest, model: str, salt: str | None = None) -> dict[str, Any]:
+    """The HTTP body: the request's params, token ids returned, logprobs rendered as ids; `salt`: vLLM's
+    `cache_salt`, a prefix-cache namespace of its own (a re-run then hits only what it cached itself)."""
     body: dict[str, Any] = {"model": model, "return_token_ids": True, **req.params}
+    if salt is not None:
+        body["cache_salt"] = salt
     k = body.pop("logprobs", None)
     if req.endpoint == "chat":
         body["messages"] = req.messages or []
@@ -109,9 +112,11 @@ def _usage(out: Outcome, data: dict[str, Any]) -> None:
         out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
 
 
-async def send(http: httpx.AsyncClient, req: TimedRequest, model: str, out: Outcome) -> Outcome:
+async def send(
+    http: httpx.AsyncClient, req: TimedRequest, model: str, out: Outcome, salt: str | None = None
+) -> Outcome:
     path = "/v1/chat/completions" if req.endpoint == "chat" else "/v1/completions"
-    body, chat = body_of(req, model), req.endpoint == "chat"
+    body, chat = body_of(req, model, salt), req.endpoint == "chat"
     out.started_at = time.monotonic()
     try:
         if req.stream:
@@ -175,13 +180,15 @@ async def _stream(
     out.choices = [choices[i] for i in sorted(choices)]
 
 
-async def run_case_async(case: Case, base_url: str, model: str, timeout_s: float = 600) -> dict[str, Outcome]:
+async def run_case_async(
+    case: Case, base_url: str, model: str, timeout_s: float = 600, salt: str | None = None
+) -> dict[str, Outcome]:
     """Send every request of `case` to `base_url` with its timing; role -> outcome."""
     outcomes = {r.role: Outcome() for r in case.requests}
     async with httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout_s) as http:
         for r in case.requests:
             if r.role == "w":
-                await send(http, r, model, outcomes[r.role])
+                await send(http, r, model, outcomes[r.role], salt)
 
         async def one(r: TimedRequest) -> None:
             if r.after is not None and r.after in outcomes:
@@ -189,7 +196,7 @@ async def run_case_async(case: Case, base_url: str, model: str, timeout_s: float
                     await asyncio.wait_for(outcomes[r.after].first_token.wait(), AFTER_TIMEOUT_S)
             elif r.start_ms:
                 await asyncio.sleep(r.start_ms / 1000)
-            await send(http, r, model, outcomes[r.role])
+            await send(http, r, model, outcomes[r.role], salt)
 
         await asyncio.gather(*(one(r) for r in case.requests if r.role != "w"))
     return outcomes

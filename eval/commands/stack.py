@@ -121,6 +121,12 @@ def pack_cmd(
     requirements: Annotated[
         Path | None, typer.Option(help="exact dependency pins to pack instead of resolving (installed --no-deps)")
     ] = None,
+    drop: Annotated[
+        list[str] | None, typer.Option(help="with --gpu-arch: also leave out wheel members matching this glob")
+    ] = None,
+    archive: Annotated[
+        bool, typer.Option(help="all wheels in one reproducible wheels.tar.xz (stored inside, xz outside)")
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Write an offline bundle: the vLLM wheel, missing dependency wheels, patches and a manifest with hashes.
@@ -136,7 +142,15 @@ def pack_cmd(
             lines = (ln.split("#")[0].strip() for ln in requirements.read_text(encoding="utf-8").splitlines())
             reqs = [ln for ln in lines if ln]
         manifest = pack(
-            loaded.spec, build, out, gpu_arch=gpu_arch, have=have, python_version=python_version, requirements=reqs
+            loaded.spec,
+            build,
+            out,
+            gpu_arch=gpu_arch,
+            have=have,
+            python_version=python_version,
+            requirements=reqs,
+            drop=drop,
+            archive=archive,
         )
     except BundleError as e:
         fail(str(e))

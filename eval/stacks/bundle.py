@@ -2,19 +2,26 @@
 
 A bundle directory holds `wheels/` (the vLLM wheel, optionally slimmed to one GPU architecture by
 `eval.stacks.slim_wheel`, plus only the dependency wheels the target node lacks, judged from its `pip freeze`),
-`patches/`, and `manifest.json` with the sha256 of every file. Unpacking checks every hash, creates a venv that
-sees the node's own packages (`--system-site-packages`: torch and CUDA come from the node), installs with
-`--no-index`, and builds the patched overlay exactly as `ensure_build` does.
+`patches/`, and `manifest.json` with the sha256 of every file. With `archive`, the wheels travel instead as one
+`wheels.tar.xz` (every wheel re-stored uncompressed inside, so that xz sees the bytes: 18 MB of dependency wheels
+become 12) and the manifest adds that file's hash; `extract` unpacks such a bundle. Bundles are byte-reproducible:
+the same input wheels give the same hashes (zip entries keep their source dates, the tar is sorted with fixed
+owners and mtimes, xz is single-threaded with a fixed preset and stores no time). Unpacking checks every hash,
+creates a venv that sees the node's own packages (`--system-site-packages`: torch and CUDA come from the node),
+installs with `--no-index`, and builds the patched overlay exactly as `ensure_build` does.
 """
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +33,8 @@ from eval.stacks.probe import ProbeError, probe
 from eval.store.atomic import atomic_write_json, read_json
 
 SCHEMA_VERSION = 1
+ARCHIVE = "wheels.tar.xz"
+XZ_PRESET = 9  # 64 MiB dictionary: the slim vLLM wheel and the dependency wheels share one stream
 _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)-")
 
 
@@ -92,8 +101,14 @@ def pack(
     python_version: str | None = None,
     with_deps: bool = True,
     requirements: list[str] | None = None,
+    drop: list[str] | None = None,
+    archive: bool = False,
 ) -> dict[str, Any]:
     """Write the bundle directory `out` and return its manifest.
+
+    `drop` (glob patterns of wheel members, with `gpu_arch`) leaves more of the vLLM wheel out, e.g. the MoE and
+    MLA kernel libraries for a model that has neither (vLLM imports them under `suppress(ImportError)`).
+    `archive` re-stores every wheel uncompressed and packs them into one reproducible `wheels.tar.xz`.
 
     `requirements` (exact pins) replaces dependency resolution: only those wheels are fetched, and unpacking
     installs with `--no-deps`. vLLM's metadata names GPU kernel packages (flashinfer, tilelang, ...) that a
@@ -110,7 +125,9 @@ def pack(
         main_out = wheels_dir / main.name
         slim = None
         if gpu_arch:
-            slim = _slim(main, main_out, gpu_arch, python_version)
+            slim = _slim(main, main_out, gpu_arch, python_version, tuple(drop or ()))
+        elif drop:
+            raise BundleError("--drop needs --gpu-arch (members are left out while the wheel is slimmed)")
         else:
             shutil.copy2(main, main_out)
         if requirements is not None:
@@ -119,8 +136,12 @@ def pack(
         else:
             deps = _dependency_wheels(main, build.extra_packages, tmp, python_version, have) if with_deps else []
         source_sha = sha256_file(main)
+        sources = {w.name: sha256_file(w) for w in deps}
         for w in deps:
-            shutil.copy2(w, wheels_dir / w.name)
+            if archive:
+                restore_wheel(w, wheels_dir / w.name)
+            else:
+                shutil.copy2(w, wheels_dir / w.name)
     patches = _copy_patches(resolve_patches_or_fail(spec, build_name), out / "patches")
     manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -130,12 +151,71 @@ def pack(
         "no_deps": requirements is not None,
         "gpu_arch": gpu_arch,
         "slim": slim,
+        "dropped_patterns": sorted(drop or []),
+        "dependency_sources": sources,  # sha256 of each dependency wheel as downloaded (before re-storing)
         "python_version": python_version,
         "wheels": {w.name: sha256_file(w) for w in sorted(wheels_dir.glob("*.whl"))},
         "patches": patches,
     }
+    if archive:
+        write_archive(wheels_dir, out / ARCHIVE, "wheels")
+        shutil.rmtree(wheels_dir)
+        manifest["archive"] = {"file": ARCHIVE, "sha256": sha256_file(out / ARCHIVE), "xz_preset": XZ_PRESET}
     atomic_write_json(out / "manifest.json", manifest)
     return manifest
+
+
+def restore_wheel(src: Path, dst: Path) -> None:
+    """Copy wheel `src` with every member stored uncompressed (same names, order, dates and contents: pip installs
+    it the same way, its RECORD hashes the contents), so that the bundle's xz sees the bytes."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            info.compress_type = zipfile.ZIP_STORED
+            zout.writestr(info, data)
+
+
+def write_archive(src: Path, dest: Path, root: str, preset: int = XZ_PRESET) -> None:
+    """A reproducible `tar.xz` of the files under `src`, named `root/<relative path>`: sorted, owner 0, mode 0644,
+    mtime 0, GNU format; xz single-threaded with a fixed preset (the xz format stores no time)."""
+    tmp = dest.with_name(dest.name + ".tmp")
+    with (
+        open(tmp, "wb") as raw,
+        lzma.open(raw, "wb", format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=preset) as xz,
+        tarfile.open(fileobj=xz, mode="w", format=tarfile.GNU_FORMAT) as tar,
+    ):
+        for path in sorted(p for p in src.rglob("*") if p.is_file()):
+            info = tarfile.TarInfo(f"{root}/{path.relative_to(src).as_posix()}")
+            info.size, info.mode, info.mtime = path.stat().st_size, 0o644, 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            with open(path, "rb") as fh:
+                tar.addfile(info, fh)
+    os.replace(tmp, dest)
+
+
+def extract(bundle: Path, dest: Path) -> Path:
+    """Make `dest` an unpacked copy of `bundle` (manifest, patches, wheels/), the archive's hash checked; a bundle
+    without an archive is copied as it is. Returns `dest`, ready for `check` and `unpack`."""
+    manifest = read_json(bundle / "manifest.json")
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{bundle} has no readable manifest.json")
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(bundle / "manifest.json", dest / "manifest.json")
+    shutil.copytree(bundle / "patches", dest / "patches", dirs_exist_ok=True)
+    archived = manifest.get("archive")
+    if not archived:
+        shutil.copytree(bundle / "wheels", dest / "wheels", dirs_exist_ok=True)
+        return dest
+    path = bundle / archived["file"]
+    if not path.is_file() or sha256_file(path) != archived["sha256"]:
+        raise BundleError(f"bundle archive missing or corrupted (sha256 differs): {archived['file']}")
+    with tarfile.open(path, "r:xz") as tar:
+        for member in tar.getmembers():
+            if not member.isfile() or not member.name.startswith("wheels/") or ".." in member.name.split("/"):
+                raise BundleError(f"unexpected member in {archived['file']}: {member.name}")
+        tar.extractall(dest, filter="data")
+    return dest
 
 
 def resolve_patches_or_fail(spec: CohortFile, build_name: str) -> list[PatchRef]:
@@ -145,14 +225,14 @@ def resolve_patches_or_fail(spec: CohortFile, build_name: str) -> list[PatchRef]
         raise BundleError(str(e)) from e
 
 
-def _slim(src: Path, dst: Path, gpu_arch: str, python_version: str | None) -> dict[str, Any]:
+def _slim(src: Path, dst: Path, gpu_arch: str, python_version: str | None, drop: tuple[str, ...]) -> dict[str, Any]:
     from eval.stacks.slim_wheel import slim_wheel
 
     m = re.fullmatch(r"sm_?(\d+)", gpu_arch)
     if not m:
         raise BundleError(f"--gpu-arch wants sm_NN (e.g. sm_90), got {gpu_arch!r}")
     tag = (python_version or f"{sys.version_info[0]}.{sys.version_info[1]}").replace(".", "")
-    report = slim_wheel(src, dst, arch=int(m.group(1)), python_tag=tag)
+    report = slim_wheel(src, dst, arch=int(m.group(1)), python_tag=tag, drop=drop)
     return {"dropped": len(report.dropped), "zeroed_bytes": sum(report.slimmed.values()), "patched": report.patched}
 
 

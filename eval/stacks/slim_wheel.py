@@ -37,8 +37,8 @@ class SlimReport:
     patched: list[str] = field(default_factory=list)
 
 
-def _dropped(name: str, python_tag: str) -> bool:
-    if any(fnmatch.fnmatch(name, pat) for pat in DROP):
+def _dropped(name: str, python_tag: str, extra: tuple[str, ...] = ()) -> bool:
+    if any(fnmatch.fnmatch(name, pat) for pat in (*DROP, *extra)):
         return True
     # deep_gemm ships one extension per CPython: keep only the target's.
     return "third_party/deep_gemm/_C.cpython-" in name and f"cpython-{python_tag}-" not in name
@@ -49,18 +49,19 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def slim_wheel(src: Path, dst: Path, arch: int = 90, python_tag: str = "312") -> SlimReport:
-    """Write a slimmed copy of wheel `src` to `dst` for SM `arch` and CPython `python_tag`."""
+def slim_wheel(src: Path, dst: Path, arch: int = 90, python_tag: str = "312", drop: tuple[str, ...] = ()) -> SlimReport:
+    """Write a slimmed copy of wheel `src` to `dst` for SM `arch` and CPython `python_tag`; `drop` adds glob
+    patterns of members to leave out (e.g. `vllm/_moe_C_stable_libtorch*` for a model without MoE layers)."""
     report = SlimReport()
     records: list[str] = []
-    record_name = ""
+    record_info: zipfile.ZipInfo | None = None
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
         for info in zin.infolist():
             name = info.filename
             if name.endswith(".dist-info/RECORD"):
-                record_name = name
+                record_info = info
                 continue
-            if _dropped(name, python_tag):
+            if _dropped(name, python_tag, drop):
                 report.dropped.append(name)
                 continue
             data = zin.read(info)
@@ -74,8 +75,10 @@ def slim_wheel(src: Path, dst: Path, arch: int = 90, python_tag: str = "312") ->
             info.compress_type = zipfile.ZIP_STORED
             zout.writestr(info, data)
             records.append(_record_line(name, data))
-        if not record_name:
+        if record_info is None:
             raise ValueError(f"{src} has no .dist-info/RECORD: not a wheel")
-        records.append(f"{record_name},,")
-        zout.writestr(record_name, "\n".join(records) + "\n")
+        records.append(f"{record_info.filename},,")
+        # The source's own entry (its date, not today's): the same wheel in gives the same bytes out.
+        record_info.compress_type = zipfile.ZIP_STORED
+        zout.writestr(record_info, "\n".join(records) + "\n")
     return report

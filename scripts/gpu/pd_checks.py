@@ -98,3 +98,86 @@ def worker_metrics(stack: Any, path: Path) -> None:
         lines.append(f"# {p.role}.{p.index}")
         lines += [ln for ln in text.splitlines() if METRIC_LINES.match(ln)]
     path.write_text("\n".join(lines) + "\n")
+
+
+HANDSHAKE_OK = "NIXL compatibility check passed"
+HANDSHAKE_BAD = ("engine ID mismatch", "compatibility hash mismatch", "Failed to decode NixlHandshakePayload")
+
+
+def _listeners(port: int) -> set[int]:
+    """Pids of the processes holding a TCP socket that listens on `port` (/proc/net/tcp*, then each pid's fds)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f[9])
+    pids = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            links = {os.readlink(fd) for fd in fd_dir.iterdir()}
+        except OSError:
+            continue
+        if any(f"socket:[{i}]" in links for i in inodes):
+            pids.add(int(fd_dir.parent.name))
+    return pids
+
+
+def side_channels(stacks: dict[str, Any]) -> dict[str, Any]:
+    """Each P/D worker's NIXL side channel (`VLLM_NIXL_SIDE_CHANNEL_PORT`): its own port, distinct from every other
+    worker's side channel and from every HTTP port of the run, and listened on by a process of that worker's own
+    process group (not by a leftover of an earlier call on a warm node, nor by another pair). `ok` is False, with
+    the problems listed, when any of that does not hold."""
+    http = {p.port for st in stacks.values() for p in st.procs if p.port}
+    workers = [(name, p) for name, st in stacks.items() for p in st.procs if p.role in ("prefill", "decode")]
+    seen: dict[int, str] = {}
+    rows, problems = [], []
+    for name, p in workers:
+        key = f"{name}/{p.role}.{p.index}"
+        raw = p.env_shown.get("VLLM_NIXL_SIDE_CHANNEL_PORT")
+        port = int(raw) if raw and raw.isdigit() else None
+        holders = sorted(_listeners(port)) if port else []
+        groups = {_pgid(pid) for pid in holders}
+        own = bool(holders) and groups == {p.pid}
+        if port is None:
+            problems.append(f"{key}: no VLLM_NIXL_SIDE_CHANNEL_PORT")
+        elif port in seen:
+            problems.append(f"{key}: side channel {port} is also {seen[port]}'s")
+        elif port in http:
+            problems.append(f"{key}: side channel {port} is also an HTTP port of the run")
+        elif not own:
+            problems.append(
+                f"{key}: side channel {port} is held by pids {holders} (groups {sorted(groups)}), not by its own"
+            )
+        if port is not None:
+            seen.setdefault(port, key)
+        rows.append({"worker": key, "pid": p.pid, "side_channel_port": port, "listeners": holders, "own": own})
+    return {"schema_version": 1, "ok": not problems, "problems": problems, "workers": rows}
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def handshakes(stacks: dict[str, Any]) -> dict[str, Any]:
+    """After a request went through each pair: every decode worker's log says its NIXL handshake passed (vLLM
+    checks the peer's engine id and configuration hash) and none failed. `ok` False lists what did not hold."""
+    problems, rows = [], []
+    for name, st in stacks.items():
+        for p in st.procs:
+            if p.role != "decode":
+                continue
+            text = p.log_path.read_text(errors="replace") if p.log_path.is_file() else ""
+            passed = text.count(HANDSHAKE_OK)
+            bad = [b for b in HANDSHAKE_BAD if b in text]
+            if not passed or bad:
+                problems.append(f"{name}/decode.{p.index}: {passed} handshakes passed, failures {bad}")
+            rows.append({"worker": f"{name}/decode.{p.index}", "passed": passed, "failures": bad})
+    return {"schema_version": 1, "ok": not problems, "problems": problems, "workers": rows}

@@ -2,7 +2,11 @@
 # The whole GPU qualification on an offline node, in one command: unpack the bundle made by make-bundle.sh,
 # install it with no network (`specqual stack unpack`), generate the tiny NemotronH there, start the four
 # cohorts of cohorts/pr55178-backport-h200.yaml at once, run the canary, and write the run directory to OUT_DIR
-# (run.tar.xz: every small file of the run; logs.tar.xz: server logs; node.log: this script's output).
+# (run.tar.xz: every small file of the run and of its `--repeats` passes and warm restart, RUN_ID-*; logs.tar.xz:
+# their server logs; node.log: this script's output; leftovers.txt: what ran on the node before).
+# Guards: a RUN_ID already under the scratch directory is refused (a warm node keeps results, and a second call
+# would resume the first; RESUME=1 allows it), and so is a node where a vLLM server, a proxy or any GPU process
+# is still running (a leftover of an earlier call; KILL_LEFTOVERS=1 stops them first and records them).
 #
 #   scripts/gpu/qualify-on-node.sh .bundle "$OUT"              (on the node, from the checkout's root)
 #   scripts/gpu/qualify-on-node.sh .bundle /tmp/out --dry-run  (anywhere: stops before any server starts)
@@ -29,26 +33,58 @@ t0=$(date +%s)
 step() { echo "=== [$(( $(date +%s) - t0 ))s] $*"; }
 
 collect() {
-  local run=$WORK/results/$RUN_ID
-  step "collect $run -> $OUT"
-  [ -d "$run" ] || return 0
-  tar -C "$WORK/results" --exclude='*/logs' -cJf "$OUT/run.tar.xz" "$RUN_ID"
-  (cd "$WORK/results" && find . -path '*/logs/*' -print0 | tar --null -T - -cJf "$OUT/logs.tar.xz")
+  # Every run this call made: RUN_ID, its repeat passes RUN_ID-r2.. and the warm restart RUN_ID-warm.
+  local runs=()
+  mapfile -t runs < <(cd "$WORK/results" 2>/dev/null && find . -mindepth 1 -maxdepth 1 -type d \
+    \( -name "$RUN_ID" -o -name "$RUN_ID-*" \) -printf '%P\n' | sort)
+  step "collect ${runs[*]:-nothing} from $WORK/results -> $OUT"
+  [ ${#runs[@]} -gt 0 ] || return 0
+  tar -C "$WORK/results" --sort=name --exclude='*/logs' -cJf "$OUT/run.tar.xz" "${runs[@]}"
+  (cd "$WORK/results" && find "${runs[@]}" -path '*/logs/*' -print0 | tar --null -T - -cJf "$OUT/logs.tar.xz")
   ls -la "$OUT"
 }
 trap collect EXIT
 trap 'exit 143' TERM INT  # a time limit still collects what is there
 
+step "check the node for leftovers"
+leftovers() {
+  { pgrep -af 'vllm.entrypoints|eval.stacks.toy_proxy|VLLM::|EngineCore' || true
+    nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null || true; }
+}
+found=""
+[ "$DRY" = "--dry-run" ] || found=$(leftovers)  # a dry run starts no server: any machine will do
+echo "${found:-none}" >"$OUT/leftovers.txt"
+if [ -n "$found" ]; then
+  echo "$found"
+  if [ "${KILL_LEFTOVERS:-0}" != 1 ]; then
+    echo "error: servers or GPU processes of an earlier call are still running (KILL_LEFTOVERS=1 stops them)" >&2
+    exit 4
+  fi
+  for pid in $(pgrep -f 'vllm.entrypoints|eval.stacks.toy_proxy'); do kill -TERM -- "-$(ps -o pgid= "$pid" | tr -d ' ')" 2>/dev/null || true; done
+  sleep 10
+  [ -z "$(leftovers)" ] || { echo "error: leftovers survived: $(leftovers)" >&2; exit 4; }
+fi
+if [ -e "$WORK/results/$RUN_ID" ] && [ "${RESUME:-0}" != 1 ]; then
+  echo "error: $WORK/results/$RUN_ID exists (an earlier call on this warm node): pick a fresh RUN_ID or RESUME=1" >&2
+  exit 4
+fi
+
 step "unpack $BUNDLE"
 rm -rf "$WORK/bundle" "$WORK/vllm-env" "$WORK/boot"
 mkdir -p "$WORK/bundle/wheels"
 cp -r "$BUNDLE/patches" "$BUNDLE/manifest.json" "$WORK/bundle/"
-for w in "$BUNDLE"/wheels/*; do
-  case $w in
-    *.xz) xz -dc "$w" >"$WORK/bundle/wheels/$(basename "${w%.xz}")" ;;
-    *) cp "$w" "$WORK/bundle/wheels/" ;;
-  esac
-done
+if [ -f "$BUNDLE/wheels.tar.xz" ]; then  # made by make-bundle.sh: one reproducible archive, hash in the manifest
+  want=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["archive"]["sha256"])' "$BUNDLE/manifest.json")
+  [ "$(sha256sum "$BUNDLE/wheels.tar.xz" | cut -d' ' -f1)" = "$want" ] || { echo "error: wheels.tar.xz corrupted" >&2; exit 2; }
+  tar -xJf "$BUNDLE/wheels.tar.xz" -C "$WORK/bundle"
+else
+  for w in "$BUNDLE"/wheels/*; do
+    case $w in
+      *.xz) xz -dc "$w" >"$WORK/bundle/wheels/$(basename "${w%.xz}")" ;;
+      *) cp "$w" "$WORK/bundle/wheels/" ;;
+    esac
+  done
+fi
 # specqual itself needs pydantic to run `stack unpack`: take it from the bundle's own wheels first.
 "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$WORK/boot" \
   "$WORK"/bundle/wheels/{pydantic,pydantic_core,annotated_types,typing_inspection}-*.whl

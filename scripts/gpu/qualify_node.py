@@ -1,21 +1,21 @@
 """The GPU qualification on one node, driven by `qualify-on-node.sh`: all cohorts' servers at once, then the canary.
 
-Why not `specqual run`: its canary starts at most two stacks at a time, and four cold vLLM starts with CUDA
-graphs (170-191 s each on an H200) one after another do not fit one 10-minute job. Here every cohort's stack
-starts concurrently through `eval.stacks.launch` (one context manager per cohort), every stack is probed at
-the same time through `eval.canary.run.probe_endpoint`, and `eval.canary.results.compare_and_summarize`
-compares and writes the usual records, so the run directory is the same as `specqual run` writes.
+A caller of the pipeline (`eval.pipeline.serve_stage`, what `specqual run` runs) with every cohort's stack
+started and served at once (`executor.concurrent_stacks`): four cold vLLM starts with CUDA graphs (170-191 s each
+on an H200) one after another do not fit one 10-minute job. `--cohorts` is `specqual run --cohort`
+(`eval.pipeline.select_cohorts`). What is the node's own: the P/D checks once every stack is up (placement,
+side channels, one request, handshakes) and after the workloads, the repeated probes, and the timings.
 
 Also measured and written to `<run>/timings.json`: cold start of each server, a warm restart (compile caches
 filled) unless `--no-warm` or the time budget is spent, probing wall time, probes per minute and speculative
-acceptance (from `/metrics` before and after the canary). `--dry-run` stops before any server starts.
+acceptance (store.acceptance over the canary's `/metrics` snapshots). `--dry-run` stops before any server starts.
 
 `--rollouts` then runs the SWE-bench workload's agent rollouts on every cohort that has it, all stacks at once
-(`eval.rollout.run.run_rollouts`, the function `specqual rollout` runs), with `/metrics` recorded around them.
-They are not graded here: the node has no grader (no swebench, and a local task set's tests want the CPU machine's
-sandbox anyway), so the run directory comes back ungraded and `specqual grade`, `specqual classify` and
-`specqual report` finish it where it is read. The task set is generated on the node the way it is here
-(fixed commit dates), so the graded base commits are the same.
+(the pipeline's rollout stage, no early stop), with `/metrics` recorded around them. They are not graded here
+(`workloads.swebench.grade_during_run=false`): the node has no grader (no swebench, and a local task set's tests
+want the CPU machine's sandbox anyway), so the run directory comes back ungraded and `specqual grade`,
+`specqual classify` and `specqual report` finish it where it is read. The task set is generated on the node the
+way it is here (fixed commit dates), so the graded base commits are the same.
 
     python scripts/gpu/qualify_node.py --env /tmp/sq/vllm-env --results /tmp/sq/results --run-id h200
 """
@@ -23,11 +23,12 @@ sandbox anyway), so the run directory comes back ungraded and `specqual grade`, 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,33 +61,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def load(args: argparse.Namespace) -> LoadedSpec:
-    """The cohort file; with --env both builds use the unpacked environment instead of `pip: vllm==0.26.0`."""
-    overrides: list[str] = []
+    """The cohort file; with --env both builds use the unpacked environment instead of `pip: vllm==0.26.0`. Every
+    selected stack starts at once (`-c executor.concurrent_stacks=N` in --config overrides it)."""
+    from eval.pipeline import select_cohorts
+    from eval.spec.errors import SpecError
+
+    spec = load_spec([str(args.cohort_file)]).spec
+    overrides: list[str] = ["executor.concurrent_stacks=64"]
     if args.env is not None:
-        spec = load_spec([str(args.cohort_file)]).spec
         for name in spec.builds:
             overrides += [f"builds.{name}.pip=null", f"builds.{name}.env={args.env.resolve()}"]
+    if spec.workloads.swebench is not None:
+        overrides.append("workloads.swebench.grade_during_run=false")  # no grader on the node
     loaded = load_spec([str(args.cohort_file), *overrides, *args.config])
-    if not args.cohorts:
-        return loaded
-    wanted = [n.strip() for n in args.cohorts.split(",") if n.strip()]
-    unknown = sorted(set(wanted) - {c.name for c in loaded.cohorts})
-    if unknown:
-        raise SystemExit(
-            f"--cohorts: no cohort {', '.join(unknown)} (cohorts: {', '.join(c.name for c in loaded.cohorts)})"
-        )
-    picked = dataclasses.replace(loaded, cohorts=[c for c in loaded.cohorts if c.name in wanted])
-    if any(c.runs("canary") for c in picked.cohorts):
-        from eval.spec.errors import SpecError
-        from eval.spec.matrix import canary_reference
-
-        try:  # the canary compares against its reference: it must be started too (before anything starts)
-            canary_reference(picked.spec, picked.cohorts)
-        except SpecError as e:
-            raise SystemExit(
-                f"--cohorts: {e}; add it, or name another with -c workloads.canary.reference=NAME"
-            ) from None
-    return picked
+    wanted = [n.strip() for n in (args.cohorts or "").split(",") if n.strip()]
+    try:
+        return select_cohorts(loaded, wanted)
+    except SpecError as e:
+        raise SystemExit(f"--cohorts: {e.message}") from None
 
 
 def log(msg: str) -> None:
@@ -99,92 +91,61 @@ def timed(fn: Any, *a: Any) -> tuple[Any, float]:
     return out, round(time.monotonic() - t0, 1)
 
 
-def start_all(loaded: LoadedSpec, builds: dict[str, Any], model: Path, run_dir: Path) -> dict[str, Any]:
-    """Start every cohort's stack at once; {cohort: (stack, seconds to ready)}. One failure stops them all."""
-    from eval.stacks import launch
-
-    stacks = {c.name: launch(loaded.spec, c, model, run_dir, builds[c.factors["build"]]) for c in loaded.cohorts}
-    with ThreadPoolExecutor(len(stacks)) as pool:
-        futures = {name: pool.submit(timed, s.__enter__) for name, s in stacks.items()}
-    started: dict[str, Any] = {}
-    errors = []
-    for name, fut in futures.items():
-        try:
-            started[name] = (stacks[name], fut.result()[1])
-        except Exception as e:  # every stack's failure is reported, and the others are stopped
-            errors.append(f"{name}: {e}")
-    if errors:
-        stop_all({n: s for n, (s, _) in started.items()})
-        raise SystemExit("stack start failed:\n" + "\n".join(errors))
-    return started
-
-
-def stop_all(stacks: dict[str, Any]) -> None:
-    with ThreadPoolExecutor(max(len(stacks), 1)) as pool:
-        list(pool.map(lambda s: s.__exit__(None, None, None), stacks.values()))
-
-
-def probe_one(loaded: LoadedSpec, run: RunDir, name: str, stack: Any, model: Path, progress: Any) -> float:
-    from eval.canary.run import canary_config, make_book, probe_endpoint
-    from eval.stacks.metrics import MetricsRecorder
-
-    cfg = canary_config(loaded)
-    book = make_book(cfg, model, stack.base_url, loaded.spec.model.served_name)
-    recorder = MetricsRecorder(stack.metrics_urls, run.cohort_dir(name) / "metrics.jsonl")
-    t0 = time.monotonic()
-    with recorder.around("canary", every_s=30):
-        probe_endpoint(loaded, name, stack.base_url, run.cohort_dir(name), book, progress)
-    return round(time.monotonic() - t0, 1)
-
-
-def probe_all(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any], model: Path) -> dict[str, float]:
-    """Probe every stack at the same time (each server is its own batch); {cohort: probing seconds}."""
+def serve(loaded: LoadedSpec, run: RunDir, model: Path, rollouts: bool, together: Any) -> Any:
+    """The pipeline's serve stage with every stack at once: canary probes, then (with `rollouts`) the ungraded
+    rollouts; `together` runs the P/D checks and the repeated probes while the stacks are up."""
     from rich.console import Console
 
-    from eval.canary.progress import CanaryProgress
-    from eval.canary.run import canary_config, total
+    from eval.executors import pick
+    from eval.pipeline import serve_stage
 
-    with CanaryProgress(Console(stderr=True), list(stacks), total(canary_config(loaded))) as progress:
-        for name in stacks:
-            progress.status(name, "probing")
-        with ThreadPoolExecutor(len(stacks)) as pool:
-            futures = {n: pool.submit(probe_one, loaded, run, n, s, model, progress) for n, s in stacks.items()}
-        return {n: f.result() for n, f in futures.items()}
+    if rollouts:  # every unit runs (no early stop); the order the sequential test reads them in is recorded
+        from eval.rollout.run import check_workload
+        from eval.rollout.stopper import write_order
+        from eval.tasks.load import load_tasks
+
+        write_order(run.path, [t.instance_id for t in load_tasks(check_workload(loaded), loaded.spec.base_dir)])
+    models = {c.model_name: model for c in loaded.cohorts}
+    workloads = ["canary", "swebench"] if rollouts else ["canary"]
+    console = Console(stderr=True)
+    return serve_stage(loaded, run, models, console, pick(loaded), False, together, workloads)
 
 
-def rollouts_all(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> dict[str, Any]:
-    """Every swebench cohort's rollouts against its running stack, all at once; {cohort: counts}."""
-    import asyncio
+def repeat_probes(
+    args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any], model: Path
+) -> None:
+    """Probe the running stacks again, each time into its own run (false-alarm counts over repeated runs)."""
+    from rich.console import Console
 
-    from eval.rollout.progress import RolloutProgress
-    from eval.rollout.run import check_workload, run_rollouts
-    from eval.rollout.stopper import write_order
-    from eval.stacks.metrics import MetricsRecorder
-    from eval.tasks.load import load_tasks
+    from eval.canary.run import canary_stage
+    from eval.pipeline import write_cohorts
 
-    workload = check_workload(loaded)
-    tasks, load_s = timed(load_tasks, workload, loaded.spec.base_dir)
-    names = [n for n in stacks if loaded.cohort(n).runs("swebench")]
-    # Every unit runs (no early stop here); the order the sequential test reads them in is recorded as
-    # `specqual run` records it, so the report says where the test would have stopped.
-    write_order(run.path, [t.instance_id for t in tasks])
-    log(f"rollouts: {len(tasks)} instances (generated in {load_s} s) x {workload.repeats} on {', '.join(names)}")
+    for r in range(2, args.repeats + 1):
+        again = open_run(loaded, args.results, f"{run.path.name}-r{r}")
+        write_cohorts(loaded, again, str(model))
+        with canary_stage(loaded, again, model, Console(stderr=True), only=list(stacks)) as stage:
+            with ThreadPoolExecutor(max(len(stacks), 1)) as pool:
+                done = [pool.submit(stage.serve, loaded.cohort(n), st) for n, st in stacks.items()]
+            for f in done:
+                f.result()
+            summaries = stage.summarize()
+        for n, s in summaries.items():
+            log(f"repeat {r}: {n}: {s.verdict}: {s.reason}")
+        again.mark(ended_at=now())
 
-    async def one(name: str, view: RolloutProgress) -> Any:
-        recorder = MetricsRecorder(stacks[name].metrics_urls, run.cohort_dir(name) / "metrics.jsonl")
-        with recorder.around("swebench", every_s=60):
-            return await run_rollouts(loaded, run, loaded.cohort(name), stacks[name].base_url, tasks, progress=view)
 
-    async def every() -> list[Any]:
-        with RolloutProgress() as view:
-            return await asyncio.gather(*(one(n, view) for n in names))
+def warm_restart(loaded: LoadedSpec, run_dir: Path, model: Path) -> dict[str, float]:
+    """Start every stack again at once (compile caches filled) and stop it: seconds to ready per cohort."""
+    from eval.executors import pick, stacks
+    from eval.stages import StartTimes, serve_batch
 
-    counts = {c.cohort: {**dataclasses.asdict(c), "predictions": str(c.predictions)} for c in asyncio.run(every())}
-    for name, c in counts.items():
-        log(f"{name}: {c['completed']} units completed, {c['infra_errors']} infra errors, {c['wall_s']} s")
-        if c["skipped"]:  # a warm node keeps its results: the same RUN_ID resumes, infra errors included
-            log(f"{name}: {c['skipped']} units were done by an earlier call under this run id and did not run again")
-    return counts
+    times = StartTimes()
+    factory = times.wrap(stacks(pick(loaded), loaded, run_dir, {c.model_name: model for c in loaded.cohorts}))
+    failed: dict[str, str] = {}
+    serve_batch(loaded.cohorts, factory, [], lambda c, reason: failed.update({c.name: reason}))
+    if failed:
+        log(f"warm restart failed: {failed}")
+    return times.ready_s
 
 
 def acceptance(metrics_path: Path, workload: str = "canary") -> dict[str, Any]:
@@ -214,12 +175,21 @@ def pd_before(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> None:
     """P/D stacks: which GPU runs which worker (`<run>/placement.json`), and one request through each router."""
     if not any(is_pd(s) for s in stacks.values()):
         return
-    from pd_checks import gpu_placement, smoke_request
+    from pd_checks import gpu_placement, handshakes, side_channels, smoke_request
 
     placement = gpu_placement(stacks)
     atomic_write_json(run.path / "placement.json", placement)
     workers = [(a["cohort"], a["worker"]) for a in placement["processes"]]
     log(f"GPUs used: {placement['gpus_used']}; processes: {workers}")
+    strangers = [a for a in placement["processes"] if a["cohort"] is None]
+    if strangers:  # a leftover of an earlier call on a warm node shares the GPU: its results would not be ours
+        raise SystemExit(f"GPU processes that belong to no stack of this run: {strangers}")
+    # Each pair's NIXL handshake isolated: its own side channel, held by its own prefill/decode worker.
+    channels = side_channels(stacks)
+    atomic_write_json(run.path / "side-channels.json", channels)
+    log(f"NIXL side channels: {'isolated' if channels['ok'] else channels['problems']}")
+    if not channels["ok"]:
+        raise SystemExit(f"NIXL side channels not isolated: {channels['problems']}")
     failed = 0
     served = loaded.spec.model.served_name
     with ThreadPoolExecutor(len(stacks)) as pool:
@@ -231,6 +201,11 @@ def pd_before(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> None:
         failed += "error" in smoke
     if failed == len(stacks):  # no stack serves through its router: the canary would only time out
         raise SystemExit("no P/D stack answered one request; see <run>/<cohort>/logs")
+    shakes = handshakes({n: st for n, st in stacks.items() if is_pd(st)})
+    atomic_write_json(run.path / "handshakes.json", shakes)
+    log(f"NIXL handshakes: {'every decode worker passed' if shakes['ok'] else shakes['problems']}")
+    if not shakes["ok"]:
+        raise SystemExit(f"NIXL handshakes not as expected: {shakes['problems']}")
 
 
 def pd_after(run: RunDir, stacks: dict[str, Any]) -> None:
@@ -265,61 +240,48 @@ def prepare(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir) -> tuple[
     return model, builds, timings
 
 
-def repeat_probes(
-    args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any], model: Path
-) -> None:
-    """Probe the running stacks again, each time into its own run (false-alarm counts over repeated runs)."""
-    from eval.canary.results import compare_and_summarize
-    from eval.pipeline import write_cohorts
-
-    for r in range(2, args.repeats + 1):
-        again = open_run(loaded, args.results, f"{run.path.name}-r{r}")
-        write_cohorts(loaded, again, str(model))
-        walls = probe_all(loaded, again, stacks, model)
-        for n, s in compare_and_summarize(loaded, again, walls).items():
-            log(f"repeat {r}: {n}: {s.verdict}: {s.reason}")
-        again.mark(ended_at=now())
-
-
 def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: float) -> dict[str, Any]:
-    from eval.canary.results import compare_and_summarize
     from eval.canary.run import canary_config, total
 
-    model, builds, timings = prepare(args, loaded, run)
+    model, _, timings = prepare(args, loaded, run)
     if args.dry_run:
         return timings
     log(f"starting {len(loaded.cohorts)} stacks at once")
-    started = start_all(loaded, builds, model, run.path)
-    timings["cold_start_s"] = {n: s for n, (_, s) in started.items()}
-    log(f"ready: {timings['cold_start_s']}")
-    stacks = {n: st for n, (st, _) in started.items()}
-    try:
+
+    @contextmanager
+    def together(stacks: dict[str, Any]) -> Iterator[None]:
+        log(f"{len(stacks)} stacks ready: {', '.join(stacks)}")
         pd_before(loaded, run, stacks)
-        walls, probe_s = timed(probe_all, loaded, run, stacks, model)
-        if args.rollouts:
-            timings["rollouts"], timings["rollouts_s"] = timed(rollouts_all, loaded, run, stacks)
+        yield
         pd_after(run, stacks)
         repeat_probes(args, loaded, run, stacks, model)
-    finally:
-        stop_all(stacks)
-    summaries = compare_and_summarize(loaded, run, walls)
-    probes = total(canary_config(loaded)) * len(stacks)
-    timings |= {"probe_wall_s": walls, "probing_s": probe_s, "probes": probes}
+
+    served, serve_s = timed(serve, loaded, run, model, args.rollouts, together)
+    timings["cold_start_s"] = served.ready_s
+    log(f"ready after (s): {served.ready_s}")
+    failed = sorted({c.name for c in loaded.cohorts} - set(served.ready_s))
+    if failed:  # recorded as the canary's infra errors of those cohorts (and their rollouts' failure)
+        timings["start_failed"] = failed
+        log(f"stacks that did not start: {failed}")
+    walls = served.probe_walls  # seconds from each stack's start to its last probe
+    probes = total(canary_config(loaded)) * len(walls)
+    timings |= {"probe_wall_s": walls, "serve_s": serve_s, "probes": probes}
+    probe_s = max(walls.values(), default=0.0)
+    timings["probing_s"] = probe_s
     timings["probes_per_min"] = round(probes / probe_s * 60, 1) if probe_s else None
-    timings["acceptance"] = {n: acceptance(run.cohort_dir(n) / "metrics.jsonl") for n in stacks}
+    timings["acceptance"] = {n: acceptance(run.cohort_dir(n) / "metrics.jsonl") for n in walls}
     if args.rollouts:
+        swebench = [c.name for c in loaded.cohorts if c.runs("swebench")]
         timings["rollout_acceptance"] = {
-            n: acceptance(run.cohort_dir(n) / "metrics.jsonl", "swebench") for n in timings["rollouts"]
+            n: acceptance(run.cohort_dir(n) / "metrics.jsonl", "swebench") for n in swebench
         }
-    timings["verdicts"] = {n: {"verdict": s.verdict, "reason": s.reason} for n, s in summaries.items()}
-    for n, s in summaries.items():
+    timings["verdicts"] = {n: {"verdict": s.verdict, "reason": s.reason} for n, s in served.canary.items()}
+    for n, s in served.canary.items():
         log(f"{n}: {s.verdict}: {s.reason}")
     if args.no_warm or time.monotonic() - t_start > args.budget_s:
         log("warm restart skipped")
         return timings
-    warm = start_all(loaded, builds, model, args.results / f"{run.path.name}-warm")
-    timings["warm_start_s"] = {n: s for n, (_, s) in warm.items()}
-    stop_all({n: st for n, (st, _) in warm.items()})
+    timings["warm_start_s"] = warm_restart(loaded, args.results / f"{run.path.name}-warm", model)
     log(f"warm restart ready: {timings['warm_start_s']}")
     return timings
 

@@ -77,15 +77,19 @@ def run(
     early_stop: Annotated[
         bool, typer.Option(help="stop a cohort's rollouts once its comparison is decided (policy.early_stop)")
     ] = True,
+    cohort: Annotated[
+        list[str] | None, typer.Option(help="run only this cohort (repeatable); the canary needs its reference")
+    ] = None,
 ) -> None:
     """Run every stage the cohort file asks for, then the report. Re-run with --run-id to resume.
+    `-c executor.concurrent_stacks=N` starts and serves N cohorts' stacks at once (a GPU per stack).
 
     Example: specqual run cohorts/demo-cpu.yaml --run-id demo
     """
     from eval.pipeline import run_pipeline
 
     loaded = load(files, config)
-    code = run_pipeline(loaded, results, run_id, report=report, early_stop=early_stop)
+    code = run_pipeline(loaded, results, run_id, report=report, early_stop=early_stop, cohorts=cohort)
     raise typer.Exit(code)
 
 

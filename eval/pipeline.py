@@ -1,21 +1,25 @@
 """`specqual run`: every stage a cohort file asks for, resumable, ending with the report.
 
 Order: write the cohort records; then each cohort's stack starts once (`eval.stages.serve_each`: the next
-cohort's stack starts meanwhile, two at most) and serves what the cohort runs, in turn: its canary probes, then
-its SWE-bench rollouts, graded as units finish; after every cohort, the canary's comparisons (each cohort's
+cohort's stack starts meanwhile, two at most; `executor.concurrent_stacks: N` starts and serves N at once) and
+serves what the cohort runs, in turn: its canary probes, then its SWE-bench rollouts, graded as units finish
+(unless `workloads.swebench.grade_during_run: false`); after every cohort, the canary's comparisons (each cohort's
 probes token by token against its control or the reference); a grading pass for anything left ungraded;
 classification of every trajectory; the report (the analysis package, in its own process: eval never imports
 analysis). Every stage skips what is already on disk and a cohort with nothing left to do is not started, so
 the same command with the same `--run-id` resumes a killed run. Stages are imported lazily: a canary-only file
-never imports the agent.
+never imports the agent. `--cohort NAME` (repeatable, `select_cohorts`) runs a subset of the matrix; a subset that
+runs the canary must hold its reference. scripts/gpu/qualify_node.py is a caller of `serve_stage`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,10 +27,12 @@ from rich.console import Console
 
 from eval.progress import FileTally, Heartbeat
 from eval.protocols import Executor
+from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
-from eval.spec.matrix import Cohort
+from eval.spec.matrix import Cohort, canary_reference
 from eval.spec.models import DEFAULT_MODEL
 from eval.stacks.commands import cohort_commands
+from eval.stages import Together
 from eval.store.run import RunDir, now, open_run
 
 
@@ -53,20 +59,48 @@ def write_cohorts(loaded: LoadedSpec, run: RunDir, models: Mapping[str, str | Pa
         run.write_cohort(loaded, cohort, cmds)
 
 
+def select_cohorts(loaded: LoadedSpec, names: list[str] | None) -> LoadedSpec:
+    """The loaded file with only the cohorts `names` (all when None or empty), in matrix order. Unknown names, and
+    a subset that runs the canary without its reference cohort, are errors before anything starts."""
+    if not names:
+        return loaded
+    known = [c.name for c in loaded.cohorts]
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise SpecError("--cohort", f"no cohort {', '.join(unknown)} (cohorts: {', '.join(known)})")
+    picked = dataclasses.replace(loaded, cohorts=[c for c in loaded.cohorts if c.name in names])
+    if any(c.runs("canary") for c in picked.cohorts):
+        try:  # the canary compares against its reference: it must run too
+            canary_reference(picked.spec, picked.cohorts)
+        except SpecError as e:
+            raise SpecError(
+                "--cohort", f"{e.message}; add it, or name another with -c workloads.canary.reference=NAME"
+            ) from None
+    return picked
+
+
 def run_pipeline(
-    loaded: LoadedSpec, results: Path, run_id: str | None, report: bool = True, early_stop: bool = True
+    loaded: LoadedSpec,
+    results: Path,
+    run_id: str | None,
+    report: bool = True,
+    early_stop: bool = True,
+    cohorts: list[str] | None = None,
 ) -> int:
-    """Run (or resume) the whole matrix; return the process exit code (1 when a SWE-bench stack did not start)."""
+    """Run (or resume) the matrix, or the `cohorts` of it; return the process exit code (1 when a SWE-bench stack
+    did not start)."""
     from eval.executors import pick
 
+    loaded = select_cohorts(loaded, cohorts)
     console = Console(stderr=True)
     executor = pick(loaded)  # the one place that reads executor.kind
     run = open_run(loaded, results, run_id)
     console.print(f"[bold]specqual run[/bold] {loaded.spec.name}: {len(loaded.cohorts)} cohorts -> {run.path}")
     models = model_paths(loaded, console)
     write_cohorts(loaded, run, models)
-    not_started = serve_stage(loaded, run, models, console, executor, early_stop)
-    if "swebench" in loaded.spec.workloads.enabled():
+    not_started = serve_stage(loaded, run, models, console, executor, early_stop).not_started
+    swebench = loaded.spec.workloads.swebench
+    if "swebench" in loaded.spec.workloads.enabled() and swebench is not None and swebench.grade_during_run:
         grade_leftovers(run, console)
     classify_stage(run, console)
     run.mark(ended_at=now())
@@ -83,6 +117,16 @@ class CohortWork(Protocol):
     def start_failed(self, cohort: Cohort, reason: str) -> None: ...
 
 
+@dataclass
+class Served:
+    """What `serve_stage` did."""
+
+    not_started: list[str] = field(default_factory=list)  # SWE-bench cohorts whose stack did not start
+    canary: dict[str, Any] = field(default_factory=dict)  # cohort -> the canary's CohortSummary
+    probe_walls: dict[str, float] = field(default_factory=dict)  # cohort -> seconds from stack start to probed
+    ready_s: dict[str, float] = field(default_factory=dict)  # cohort -> seconds its stack took to start
+
+
 def serve_stage(
     loaded: LoadedSpec,
     run: RunDir,
@@ -90,13 +134,17 @@ def serve_stage(
     console: Console,
     executor: Executor,
     early_stop: bool = True,
-) -> list[str]:
-    """Each cohort's stack once (on `executor`), for its canary probes and then its rollouts; the canary's
-    comparisons after every cohort. Returns the SWE-bench cohorts whose stack did not start."""
+    together: Together | None = None,
+    workloads: Collection[str] | None = None,
+) -> Served:
+    """Each cohort's stack once (on `executor`; `executor.concurrent_stacks` at once), for its canary probes and
+    then its rollouts; the canary's comparisons after every cohort. `together({cohort: stack})`: a context
+    entered once a batch's stacks are all up, left before they stop (checks that need every stack). `workloads`:
+    serve only these of the enabled workloads (default: all)."""
     from eval.executors import stacks
-    from eval.stages import StackFactory, StackStarts, run_order, serve_each
+    from eval.stages import StackFactory, StackStarts, StartTimes, run_order, serve_each
 
-    enabled = loaded.spec.workloads.enabled()
+    enabled = [w for w in loaded.spec.workloads.enabled() if workloads is None or w in workloads]
     canary: Any = None
     rollouts: Any = None
     with ExitStack() as scope:
@@ -110,12 +158,14 @@ def serve_stage(
             if c.name not in {o.name for o in order} and c.runs("swebench"):
                 console.print(f"{c.name}: every unit is done")
 
-        def work(cohort: Cohort, stack: Any) -> None:
-            for s in stages:
-                if s is rollouts and canary_failed(loaded, run, cohort, console):
-                    continue
-                if s.pending(cohort):
-                    s.serve(cohort, stack)
+        def phase(stage: CohortWork) -> Callable[[Cohort, Any], None]:
+            def work(cohort: Cohort, stack: Any) -> None:
+                if stage is rollouts and canary_failed(loaded, run, cohort, console):
+                    return
+                if stage.pending(cohort):
+                    stage.serve(cohort, stack)
+
+            return work
 
         def start_failed(cohort: Cohort, reason: str) -> None:
             for s in stages:
@@ -126,13 +176,18 @@ def serve_stage(
             for s in stages:
                 s.starting(cohort)
 
-        factory: StackFactory = stacks(executor, loaded, run.path, models)
+        starts = StartTimes()
+        factory: StackFactory = starts.wrap(stacks(executor, loaded, run.path, models))
         if not console.is_terminal:  # a log: say which stacks are still starting
             factory = scope.enter_context(StackStarts(console)).wrap(factory)
-        serve_each(order, factory, work, start_failed, starting)
+        concurrent = loaded.spec.executor.concurrent_stacks
+        phases = [phase(s) for s in stages]
+        serve_each(order, factory, phases, start_failed, starting, concurrent=concurrent, together=together)
+    served = Served(not_started=list(rollouts.failed) if rollouts is not None else [], ready_s=starts.ready_s)
     if canary is not None:
-        canary.summarize()
-    return list(rollouts.failed) if rollouts is not None else []
+        served.canary = canary.summarize()
+        served.probe_walls = dict(canary.walls)
+    return served
 
 
 def canary_failed(loaded: LoadedSpec, run: RunDir, cohort: Cohort, console: Console) -> bool:

@@ -4,6 +4,7 @@ by the async scheduler and graded as each unit finishes."""
 from __future__ import annotations
 
 import asyncio
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +41,17 @@ class LocalExecutor:
         workload = self.loaded.spec.workloads.swebench
         assert workload is not None
         by_id = {t.instance_id: t for t in tasks}
-        grader = make_grader(workload.grader, log_root=run.cohort_dir(cohort.name) / "grading")
-        with GradeQueue(grader, workload.grader.kind) as grades:
+        grades: Any = nullcontext()  # grade_during_run false: `specqual grade` grades the run later
+        if workload.grade_during_run:
+            grader = make_grader(workload.grader, log_root=run.cohort_dir(cohort.name) / "grading")
+            grades = GradeQueue(grader, workload.grader.kind)
+        with grades:
             recorder = MetricsRecorder(stack.metrics_urls, run.cohort_dir(cohort.name) / "metrics.jsonl")
 
-            def graded(unit_dir: Path) -> None:
+            def submit(unit_dir: Path) -> None:
                 grades.submit(by_id[unit_dir.parent.name], unit_dir)
+
+            graded = submit if workload.grade_during_run else None
 
             every = self.loaded.spec.policy.early_stop_every
             stop = EarlyStop(run.path, cohort.name, every_units=every) if early_stop else None

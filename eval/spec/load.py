@@ -33,6 +33,7 @@ NON_OUTPUT_PATHS = (
     "server.max_restarts",
     "workloads.swebench.concurrency",
     "workloads.swebench.grader.workers",
+    "workloads.swebench.grade_during_run",
     "workloads.swebench.max_infra_retries",
     "workloads.swebench.agent.request_timeout_s",
     "workloads.swebench.agent.request_retries",

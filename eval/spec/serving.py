@@ -149,3 +149,9 @@ class ExecutorSpec(Strict):
     kind: str = Field("local", description="local | slurm (registry name, see eval.registry.EXECUTORS)")
     gpus: list[int] | None = Field(None, description="GPU pool for local launches (CUDA_VISIBLE_DEVICES)")
     slurm: SlurmOptions = SlurmOptions()
+    concurrent_stacks: int = Field(
+        1,
+        ge=1,
+        description="cohorts whose stacks start and serve at once (1: one at a time, the next one starting "
+        "meanwhile; N: batches of N, e.g. one per GPU of a node)",
+    )

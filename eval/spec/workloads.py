@@ -56,6 +56,9 @@ class CanaryWorkload(Strict):
     fuzz_features: list[str] | None = Field(
         None, description="generate only these features (eval/canary/fuzz/generate.py FEATURES); default: all"
     )
+    fuzz_exclude: list[str] = Field(
+        default_factory=list, description="never generate these features (e.g. one whose crash is already known)"
+    )
 
 
 class AgentSpec(Strict):
@@ -139,6 +142,11 @@ class SWEBenchWorkload(Strict):
     agent: AgentSpec = AgentSpec()
     sandbox: SandboxSpec = SandboxSpec()
     grader: GraderSpec = GraderSpec()
+    grade_during_run: bool = Field(
+        True,
+        description="grade each unit as it finishes; false leaves the run ungraded for `specqual grade` (a GPU "
+        "node without the task set's sandbox)",
+    )
     concurrency: int = Field(16, ge=1)
     max_infra_retries: int = Field(2, ge=0)
     expected_instances: int | None = Field(None, ge=1, description="instance count for plans when offline")

@@ -7,7 +7,19 @@ import importlib
 import typer
 
 # One module per stage; each adds its commands to the app.
-COMMAND_MODULES = ("stack", "probe", "rollout", "grade", "classify", "report", "status", "bisect", "soak", "repro")
+COMMAND_MODULES = (
+    "stack",
+    "probe",
+    "rollout",
+    "grade",
+    "classify",
+    "report",
+    "status",
+    "bisect",
+    "soak",
+    "sampled",
+    "repro",
+)
 
 
 def register_all(app: typer.Typer) -> None:

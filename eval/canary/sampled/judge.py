@@ -1,0 +1,70 @@
+"""Judge one draw against its reference logprobs: a PIT per sampled token, support and greedy checks.
+
+- Sampled draw: at each position, the request's transforms on the reference's raw logprobs give the exact
+  distribution; the token's randomized PIT goes to the test. A token that the transforms mask (outside top-k /
+  top-p) is a support violation, unless its tempered logit is within `support_slack` nats of the cut-off (a
+  rounding tie at the boundary, counted apart and left out of the test).
+- Greedy draw (item 4 of issue 28): every token must be the reference's argmax at its own prefix, up to a near tie
+  of `near_tie_nats`; the greedy canary stops comparing at the first benign flip, this check goes on after it.
+
+The PIT's own randomization V comes from a generator seeded by (run seed, draw, position): re-judging saved draws
+gives the same PITs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from eval.canary.sampled.draws import Draw
+from eval.canary.sampled.stats import randomized_pit
+from eval.canary.sampled.transforms import processed_logits
+
+
+@dataclass
+class DrawVerdict:
+    index: int
+    pits: list[float] = field(default_factory=list)
+    support_violations: list[int] = field(default_factory=list)  # positions
+    boundary_ties: list[int] = field(default_factory=list)
+    greedy_violations: list[int] = field(default_factory=list)
+    ref_prob: list[float] = field(default_factory=list)  # the reference's probability of each emitted token
+
+    def record(self) -> dict[str, object]:
+        return {
+            "index": self.index,
+            "pits": [round(u, 6) for u in self.pits],
+            "support_violations": self.support_violations,
+            "boundary_ties": self.boundary_ties,
+            "greedy_violations": self.greedy_violations,
+            "ref_prob": [round(p, 6) for p in self.ref_prob],
+        }
+
+
+def judge_draw(draw: Draw, ref: np.ndarray, seed: int, support_slack: float, near_tie_nats: float) -> DrawVerdict:
+    verdict = DrawVerdict(index=draw.index)
+    rng = np.random.default_rng([seed, draw.index, 0x5A3])
+    for t, token in enumerate(draw.output):
+        raw = ref[t]
+        if draw.params is None:
+            best = int(np.argmax(raw))
+            if token != best and raw[best] - raw[token] > near_tie_nats:
+                verdict.greedy_violations.append(t)
+            verdict.ref_prob.append(float(np.exp(raw[token])))
+            continue
+        v = float(rng.random())
+        x = processed_logits(raw, draw.params)
+        probs = np.exp(x - np.max(x))
+        probs /= probs.sum()
+        verdict.ref_prob.append(float(probs[token]))
+        u = randomized_pit(probs, token, v)
+        if u is not None:
+            verdict.pits.append(u)
+            continue
+        cutoff = float(np.min(x[np.isfinite(x)]))
+        if raw[token] / draw.params.temperature >= cutoff - support_slack:
+            verdict.boundary_ties.append(t)
+        else:
+            verdict.support_violations.append(t)
+    return verdict

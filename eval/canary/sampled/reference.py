@@ -1,0 +1,51 @@
+"""Re-scoring on the reference stack: the raw next-token logprobs of the whole vocabulary at every sampled position.
+
+The reference server (speculation off, started with `max_logprobs: -1`) gets prompt + continuation as one prompt
+with `prompt_logprobs: -1`: teacher forcing, so position t's logprobs are the model's distribution given exactly
+the prefix the cohort's server had when it sampled token t. Prompt logprobs are raw (before temperature and masks)
+in vLLM 0.32 whatever `logprobs_mode` says; `transforms` re-applies the request's transforms.
+"""
+
+from __future__ import annotations
+
+import httpx
+import numpy as np
+
+
+class ReferenceError(Exception):
+    """The reference server did not answer with full-vocabulary prompt logprobs."""
+
+
+PromptLogprobs = list[dict[str, dict[str, float | None]] | None]
+
+
+def logprob_matrix(prompt_logprobs: PromptLogprobs, start: int, vocab: int) -> np.ndarray:
+    """Rows start.. of vLLM's `prompt_logprobs` as a [positions, vocab] array (-inf where a token is missing)."""
+    rows = prompt_logprobs[start:]
+    out = np.full((len(rows), vocab), -np.inf)
+    for i, row in enumerate(rows):
+        if row is None:
+            raise ReferenceError(f"no prompt logprobs at position {start + i}")
+        for tok, entry in row.items():
+            lp = entry.get("logprob") if isinstance(entry, dict) else entry
+            if lp is not None:
+                out[i, int(str(tok).removeprefix("token_id:"))] = float(lp)
+    return out
+
+
+async def rescore(http: httpx.AsyncClient, model: str, prompt: list[int], output: list[int], vocab: int) -> np.ndarray:
+    """[len(output), vocab] raw logprobs of each output position given everything before it."""
+    body = {
+        "model": model,
+        "prompt": prompt + output,
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "prompt_logprobs": -1,
+    }
+    resp = await http.post("/v1/completions", json=body)
+    if resp.status_code != 200:
+        raise ReferenceError(f"HTTP {resp.status_code}: {resp.text[:300]}")
+    plp = resp.json()["choices"][0].get("prompt_logprobs")
+    if not plp or len(plp) != len(prompt) + len(output):
+        raise ReferenceError("the reference returned no prompt logprobs (is max_logprobs -1 on its server?)")
+    return logprob_matrix(plp, len(prompt), vocab)

@@ -46,6 +46,11 @@ collect() {
 trap collect EXIT
 trap 'exit 143' TERM INT  # a time limit still collects what is there
 
+refuse() {  # before anything ran: bring back nothing of an earlier call's runs
+  echo "error: $*" >&2
+  trap - EXIT
+  exit 4
+}
 step "check the node for leftovers"
 leftovers() {
   { pgrep -af 'vllm.entrypoints|eval.stacks.toy_proxy|VLLM::|EngineCore' || true
@@ -57,16 +62,14 @@ echo "${found:-none}" >"$OUT/leftovers.txt"
 if [ -n "$found" ]; then
   echo "$found"
   if [ "${KILL_LEFTOVERS:-0}" != 1 ]; then
-    echo "error: servers or GPU processes of an earlier call are still running (KILL_LEFTOVERS=1 stops them)" >&2
-    exit 4
+    refuse "servers or GPU processes of an earlier call are still running (KILL_LEFTOVERS=1 stops them)"
   fi
   for pid in $(pgrep -f 'vllm.entrypoints|eval.stacks.toy_proxy'); do kill -TERM -- "-$(ps -o pgid= "$pid" | tr -d ' ')" 2>/dev/null || true; done
   sleep 10
-  [ -z "$(leftovers)" ] || { echo "error: leftovers survived: $(leftovers)" >&2; exit 4; }
+  [ -z "$(leftovers)" ] || refuse "leftovers survived: $(leftovers)"
 fi
 if [ -e "$WORK/results/$RUN_ID" ] && [ "${RESUME:-0}" != 1 ]; then
-  echo "error: $WORK/results/$RUN_ID exists (an earlier call on this warm node): pick a fresh RUN_ID or RESUME=1" >&2
-  exit 4
+  refuse "$WORK/results/$RUN_ID exists (an earlier call on this warm node): pick a fresh RUN_ID or RESUME=1"
 fi
 
 step "unpack $BUNDLE"

@@ -74,22 +74,38 @@ class GeneratedModel(Strict):
     """A model that specqual makes itself (no downloads): see `eval.models`."""
 
     kind: str = Field(description="generator name, e.g. tiny-nemotron-h or smollm2-135m")
-    seed: int = 0
-    options: dict[str, Any] = Field(default_factory=dict)
+    seed: int = Field(0, description="seed of the generator: the same seed gives the same weights")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="generator-specific options (see the generator in eval/models)"
+    )
 
 
 class ModelSpec(Strict):
     path: str | None = Field(None, description="model directory or hub-style name available offline")
-    generate: GeneratedModel | None = None
-    served_name: str = "model"
-    tokenizer: str | None = None
-    dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
-    max_model_len: int | None = Field(None, gt=0)
-    tool_call_parser: str | None = None
-    reasoning_parser: str | None = None
+    generate: GeneratedModel | None = Field(
+        None, description="make the model locally instead of `path` (no downloads): a generator and its seed"
+    )
+    served_name: str = Field(
+        "model", description="model name the server answers to (--served-model-name) and requests use"
+    )
+    tokenizer: str | None = Field(None, description="tokenizer directory or name; null: the model's own")
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(
+        "auto", description="--dtype of the server: auto | float32 | float16 | bfloat16"
+    )
+    max_model_len: int | None = Field(None, gt=0, description="--max-model-len; null: the model's own limit")
+    tool_call_parser: str | None = Field(
+        None, description="--tool-call-parser (also turns on --enable-auto-tool-choice); needed by the agent"
+    )
+    reasoning_parser: str | None = Field(
+        None, description="--reasoning-parser for models that think before answering; null: none"
+    )
     chat_template: str | None = Field(None, description="path to a Jinja chat template")
-    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
-    trust_remote_code: bool = False
+    chat_template_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="--default-chat-template-kwargs, e.g. {enable_thinking: true}"
+    )
+    trust_remote_code: bool = Field(
+        False, description="--trust-remote-code for models whose code ships with the weights"
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ModelSpec:
@@ -102,14 +118,18 @@ class ModelSpec(Strict):
 
 
 class FactorValue(Strict):
-    label: str | None = None
-    server_args: dict[str, ServerArgValue] = Field(default_factory=dict)
-    env: dict[str, str] = Field(default_factory=dict)
+    label: str | None = Field(None, description="label of the value in reports; default: its name")
+    server_args: dict[str, ServerArgValue] = Field(
+        default_factory=dict, description="server flags this value sets (dict -> --kebab-case flags)"
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="environment variables this value sets for the server"
+    )
 
 
 class Factor(Strict):
     column: str | None = Field(None, description="column title in reports")
-    values: dict[Name, FactorValue]
+    values: dict[Name, FactorValue] = Field(description="value name -> what the value sets")
 
     @field_validator("values")
     @classmethod
@@ -120,11 +140,15 @@ class Factor(Strict):
 
 
 class Sampling(Strict):
-    temperature: float = Field(0.0, ge=0)
-    top_p: float = Field(1.0, gt=0, le=1)
-    top_k: int | None = None
-    seed: int = 0
-    seed_policy: Literal["fixed", "per_unit", "none"] = "per_unit"
+    temperature: float = Field(0.0, ge=0, description="sampling temperature (0: greedy)")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass")
+    top_k: int | None = Field(None, description="top-k sampling; null: off")
+    seed: int = Field(0, description="base seed of the requests")
+    seed_policy: Literal["fixed", "per_unit", "none"] = Field(
+        "per_unit",
+        description="fixed: every request uses `seed`; per_unit: a stable hash of (seed, instance, repeat); "
+        "none: no seed",
+    )
 
 
 # ---------------------------------------------------------------- matrix, comparisons, policy
@@ -133,18 +157,22 @@ class Sampling(Strict):
 class CohortEntry(Strict):
     """One cohort of an explicit matrix list: a value per factor plus optional own settings."""
 
-    name: Name | None = None
-    label: str | None = None
-    build: Name | None = None
-    speculative: Name | None = None
-    topology: Name | None = None
+    name: Name | None = Field(None, description="cohort name; default: the varying factors' value names joined by -")
+    label: str | None = Field(None, description="row label in reports; default: the name")
+    build: Name | None = Field(None, description="value of the build factor")
+    speculative: Name | None = Field(None, description="value of the speculative factor")
+    topology: Name | None = Field(None, description="value of the topology factor")
     model: Name | None = Field(None, description="a name from `models` (default: the top-level `model`)")
     workloads: list[WorkloadName] | None = Field(
         None, min_length=1, description="workloads this cohort runs (default: every enabled workload)"
     )
-    factors: dict[Name, Name] = Field(default_factory=dict)
-    server_args: dict[str, ServerArgValue] = Field(default_factory=dict)
-    env: dict[str, str] = Field(default_factory=dict)
+    factors: dict[Name, Name] = Field(default_factory=dict, description="values of the other named factors")
+    server_args: dict[str, ServerArgValue] = Field(
+        default_factory=dict, description="more server flags of this cohort only"
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="more server environment variables of this cohort only"
+    )
 
 
 class Matrix(Strict):
@@ -163,19 +191,33 @@ class Matrix(Strict):
 
 
 class Comparison(Strict):
-    cohort: Name
-    control: Name
-    differs_in: list[Name] = Field(default_factory=lambda: ["speculative"])
+    cohort: Name = Field(description="the cohort under test")
+    control: Name = Field(description="its control: the same stack but for `differs_in`")
+    differs_in: list[Name] = Field(
+        default_factory=lambda: ["speculative"],
+        description="factors (or `model`) in which the cohort may differ from its control",
+    )
 
 
 class Policy(Strict):
-    non_inferiority_margin: float = Field(0.03, ge=0, le=1)
+    non_inferiority_margin: float = Field(
+        0.03, ge=0, le=1, description="largest resolve-rate drop against the control that still passes"
+    )
     corruption_ceiling: float = Field(
         0.02, ge=0, le=1, description="max share of corrupted trajectories; with a control, max excess over its share"
     )
-    max_infra_rate: float = Field(0.05, ge=0, le=1)
-    canary_must_be_clean: bool = True
-    alpha: float = Field(0.05, gt=0, lt=1)
+    max_infra_rate: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description="largest share of units lost to infrastructure errors before a cohort is INCONCLUSIVE",
+    )
+    canary_must_be_clean: bool = Field(
+        True, description="a corrupted canary fails the cohort whatever the rollouts say"
+    )
+    alpha: float = Field(
+        0.05, gt=0, lt=1, description="error rate of the sequential tests and the confidence intervals"
+    )
     early_stop: bool = Field(
         True, description="stop a cohort's rollouts once the sequential test decides its comparison (--no-early-stop)"
     )
@@ -196,22 +238,48 @@ DEFAULT_MODEL = "default"
 
 
 class CohortFile(Strict):
-    schema_version: Literal[1] = 1
-    name: Name
-    description: str = ""
+    schema_version: Literal[1] = Field(1, description="version of the cohort-file schema; only 1 exists")
+    name: Name = Field(
+        description="the file's name: run ids and the report title start with it (letters, digits, _ . -)"
+    )
+    description: str = Field(
+        "", description="free text: what the file qualifies and why (shown in the cohort-file reference)"
+    )
     model: ModelSpec = Field(description="the default model (named `default`): cohorts that name none use it")
     models: dict[Name, ModelSpec] = Field(default_factory=dict, description="more models, chosen per cohort entry")
-    builds: dict[Name, Build]
-    speculative: dict[Name, Speculative] = Field(default_factory=lambda: {"off": Speculative(label="Off")})
-    topologies: dict[Name, Topology] = Field(default_factory=_default_topologies)
-    factors: dict[Name, Factor] = Field(default_factory=dict)
-    server: ServerSpec = ServerSpec()
-    executor: ExecutorSpec = ExecutorSpec()
-    sampling: Sampling = Sampling()
-    workloads: Workloads = Workloads()
-    matrix: Matrix = Matrix()
-    comparisons: list[Comparison] = Field(default_factory=list)
-    policy: Policy = Policy()
+    builds: dict[Name, Build] = Field(
+        description="factor `build`: name -> a vLLM source (pip, wheel, env or image) plus ordered patches"
+    )
+    speculative: dict[Name, Speculative] = Field(
+        default_factory=lambda: {"off": Speculative(label="Off")},
+        description="factor `speculative`: name -> a --speculative-config (method null: speculation off)",
+    )
+    topologies: dict[Name, Topology] = Field(
+        default_factory=_default_topologies,
+        description="factor `topology`: name -> one server (single) or prefill/decode workers behind a router (pd)",
+    )
+    factors: dict[Name, Factor] = Field(
+        default_factory=dict,
+        description="any other named factor: its values set server arguments and/or environment variables",
+    )
+    server: ServerSpec = Field(
+        ServerSpec(), description="server settings common to every cohort (flags, environment, device, start-up limits)"
+    )
+    executor: ExecutorSpec = Field(
+        ExecutorSpec(), description="where stacks and rollouts run: this host (local) or Slurm jobs"
+    )
+    sampling: Sampling = Field(Sampling(), description="sampling parameters of every request the workloads send")
+    workloads: Workloads = Field(
+        Workloads(),
+        description="what runs against each stack: the canary, SWE-bench rollouts, the soak and sampled checks",
+    )
+    matrix: Matrix = Field(
+        Matrix(), description="which cohorts exist: a product of factor values, or an explicit list, plus report labels"
+    )
+    comparisons: list[Comparison] = Field(
+        default_factory=list, description="each compared cohort and its control; a pair may differ only in `differs_in`"
+    )
+    policy: Policy = Field(Policy(), description="thresholds of the verdicts (margins, ceilings, alpha)")
     _base_dir: Path = PrivateAttr(default=Path("."))
 
     @field_validator("builds")

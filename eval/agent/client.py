@@ -2,7 +2,7 @@
 
 Why not the openai SDK per request: `AsyncOpenAI` spends ~7.8 ms of CPU per call converting request
 parameters (it walks every message of the history), 129 round trips/s per core with 256 trajectories in flight;
-raw aiohttp does ~4,900/s (FACTS.md). Here the unchanging part of the request (model, tools, sampling) is
+raw aiohttp does ~4,900/s (docs/trust/facts.md). Here the unchanging part of the request (model, tools, sampling) is
 serialized once per unit and each message once when it is appended (`Conversation`), so a request costs a byte
 join. The openai SDK's own types (`openai.types.chat.ChatCompletion`) still validate each response's shape
 (~20 us); what is recorded is the raw JSON, never the parsed model, so nothing is normalized away.

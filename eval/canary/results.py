@@ -134,7 +134,7 @@ def _metrics_records(cdir: Path) -> list[dict[str, Any]]:
 
 
 # What a speculative cohort cannot show when (almost) no draft is accepted: the verify path of the rejection
-# sampler never keeps a draft token (BUGZOO.md).
+# sampler never keeps a draft token (docs/trust/bugzoo.md).
 BLIND_WITHOUT_ACCEPTANCE = [
     "logits processors on draft rows (penalties, min_tokens, logit_bias: PR 19482, PR 32642)",
     "logprobs of accepted drafts (PR 30846)",

@@ -1,7 +1,7 @@
 """A tiny random Llama made locally: the self-drafting model of the bug zoo's sampler builds (issue 16).
 
-Self-drafting (`draft_model` = the target) gets drafts accepted on a random model (BUGZOO.md), so the rejection
-sampler's draft-row code paths run: the place of the penalty, min_tokens and logprobs bugs. A tiny NemotronH
+Self-drafting (`draft_model` = the target) gets drafts accepted on a random model (docs/trust/bugzoo.md), so the
+rejection sampler's draft-row code paths run: the place of the penalty, min_tokens and logprobs bugs. A tiny NemotronH
 cannot serve there: vLLM turns any NemotronH draft with MTP layers into MTP, and random MTP layers accept almost
 nothing. The tokenizer and chat template are the tiny NemotronH's (same generator code), so prompts built from
 it are the same ids. Weights N(0, `weight_std`) (norms 1 + N(0, 0.1)); a larger spread than the NemotronH's 0.1

@@ -5,7 +5,7 @@ weights (N(0, 0.1); norms 1 + N(0, 0.1)) written as safetensors, a byte-level BP
 `tokenizers` on a synthetic corpus, and a ChatML + Hermes-style tool-call chat template.
 
 Why real random weights: vLLM's `--load-format dummy` draws U(-1e-3, 1e-3) with one seed for every tensor, so
-greedy output barely depends on the recurrent state and a state bug stays invisible (see FACTS.md).
+greedy output barely depends on the recurrent state and a state bug stays invisible (see docs/trust/facts.md).
 
 `generate(out_dir, seed, options)` returns the model directory; it is cached under `out_dir` by a hash of the
 generator version, the seed and the options, so repeated calls are instant.
@@ -32,7 +32,7 @@ CHAT_TEMPLATE_FILE = Path(__file__).with_name("tiny_nemotron_h_chat.jinja")
 
 @dataclass(frozen=True)
 class TinyNemotronH:
-    """The generator's options (cohort file: `model.generate.options`). Defaults follow FACTS.md."""
+    """The generator's options (cohort file: `model.generate.options`). Defaults follow docs/trust/facts.md."""
 
     pattern: str = "M-*M-"
     mtp_pattern: str = "*"

@@ -112,7 +112,7 @@ def pack(
 
     `requirements` (exact pins) replaces dependency resolution: only those wheels are fetched, and unpacking
     installs with `--no-deps`. vLLM's metadata names GPU kernel packages (flashinfer, tilelang, ...) that a
-    given model and backend never import, gigabytes a one-transfer bundle cannot carry (see FACTS.md).
+    given model and backend never import, gigabytes a one-transfer bundle cannot carry (see docs/trust/facts.md).
     """
     if build_name not in spec.builds:
         raise BundleError(f"unknown build {build_name!r} (known: {', '.join(spec.builds)})")

@@ -63,7 +63,7 @@ def to_flags(args: dict[str, Any]) -> list[str]:
 
 
 # `speculative.<name>.model: "@target"` (method draft_model): the draft model is the cohort's own model, wherever
-# it was generated or resolved (self-drafting gets drafts accepted on a random model: BUGZOO.md).
+# it was generated or resolved (self-drafting gets drafts accepted on a random model: docs/trust/bugzoo.md).
 SELF_DRAFT = "@target"
 
 

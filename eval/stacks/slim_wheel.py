@@ -1,6 +1,6 @@
 """Slim a CUDA vLLM wheel to one GPU architecture so it fits one transfer to an offline node.
 
-What goes (measured on vLLM 0.26.0 for an H200, see FACTS.md): the FlashAttention extensions (the Triton
+What goes (measured on vLLM 0.26.0 for an H200, see docs/trust/facts.md): the FlashAttention extensions (the Triton
 attention backend serves instead), the Rust router binary, deep_gemm builds for other Pythons, bundled C++
 header trees, and inside the CUDA extensions the payload of every cubin not built for the target SM (see
 `eval.stacks.fatbin`). `vllm/vllm_flash_attn/__init__.py` is changed to import without the FA kernels. The

@@ -22,7 +22,7 @@ from tests.integration.rollout.conftest import swebench_overrides
 
 REPO = Path(__file__).resolve().parents[3]
 COHORT = REPO / "cohorts" / "smollm2-cpu.yaml"
-# FACTS.md: SmolLM2 calls tools with tool_choice "required" (4/5), and "strict" keeps the arguments valid
+# docs/trust/facts.md: SmolLM2 calls tools with tool_choice "required" (4/5), and "strict" keeps the arguments valid
 AGENT = {
     "kind": "toolcall",
     "tool_choice": "required",

@@ -195,7 +195,10 @@ def canary(result: Analysis, plots: dict[str, str]) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Canary probes"), table]
     if "first_divergence" in plots:
         blocks.append(Image(f"plots/{plots['first_divergence']}", "first divergence histogram"))
-    return blocks
+    from analysis import canary_coverage
+
+    labels = {c: s.label for c, s in result.summaries.items()}
+    return blocks + canary_coverage.blocks(result.run.path, list(result.summaries), labels)
 
 
 def repos(result: Analysis, plots: dict[str, str]) -> list[Block]:

@@ -92,6 +92,7 @@ class Driver:
     def start(self) -> None:
         argv = [str(ROOT / ".venv/bin/specqual"), "run", self.args.cohort_file, "--run-id", self.args.run_id]
         argv += ["--results", self.args.results] if self.args.results != "results" else []
+        argv += [x for o in self.args.override for x in ("-c", o)]
         with open(self.log_path, "ab") as out:
             out.write(f"\n=== chaos: session {len(self.sessions) + 1} {time.strftime('%H:%M:%S')}\n".encode())
             self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -171,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-id", required=True)
     p.add_argument("--results", default="results")
     p.add_argument("--baseline", type=Path, help="the uninterrupted run directory of the same commit")
+    p.add_argument("-c", dest="override", action="append", default=[], help="a cohort-file override for the run")
     p.add_argument("--seed", type=int, default=20261204)
     p.add_argument("--plan", default=",".join(DEFAULT_PLAN), help="kinds to kill, comma-separated (shuffled)")
     p.add_argument("--min-gap", type=float, default=45.0, help="seconds after the previous kill or restart")

@@ -200,6 +200,9 @@ class ToyServer:
             pass
         return resp
 
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"data": [{"id": "toy"}]})
+
     async def _chat(self, request: web.Request) -> web.Response:
         return web.Response(status=400, text='{"error": "no chat template"}')
 
@@ -207,6 +210,8 @@ class ToyServer:
         asyncio.set_event_loop(self._loop)
         app = web.Application()
         app.router.add_get("/openapi.json", self._openapi)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._models)
         app.router.add_post("/v1/completions", self._complete)
         app.router.add_post("/v1/chat/completions", self._chat)
         self._runner = web.AppRunner(app, access_log=None)

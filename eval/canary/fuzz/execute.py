@@ -167,6 +167,10 @@ async def _stream(
                 continue
             data = json.loads(line[5:].strip())
             if "error" in data:
+                err = data["error"] if isinstance(data["error"], dict) else {"message": str(data["error"])}
+                if err.get("code") == 400 or err.get("type") == "BadRequestError":  # refused after the 200
+                    out.refused = f"HTTP 400 (streamed): {str(err.get('message'))[:300]}"
+                    break
                 raise ValueError(str(data["error"])[:300])
             _usage(out, data)
             for c in data.get("choices") or []:

@@ -240,8 +240,18 @@ def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any) 
         feats.append("seed")
     if _on(ctx, rng, "sampled", 0.12):
         p["temperature"] = rng.choice((0.5, 1.0, 1.5))
-        p.setdefault("top_k", rng.choice((2, 5)))
         feats.append("sampled")
+        if _on(ctx, rng, "sampled_top_k", 0.6):  # top-k/top-p on draft rows (and the support oracle's check)
+            p.setdefault("top_k", rng.choice((2, 5)))
+            feats.append("sampled_top_k")
+        else:
+            p.pop("top_k", None)
+            p.pop("top_p", None)
+        if _on(ctx, rng, "seeded_sampled", 0.5):  # a per-request generator in the sampler (vLLM: RANDOM_SEED)
+            p["seed"] = rng.randint(0, 2**31 - 1)
+            feats.append("seeded_sampled")
+        else:
+            p.pop("seed", None)
     if _on(ctx, rng, "n", 0.08) and has("n"):
         p["n"] = rng.randint(2, 3)
         feats.append("n")

@@ -77,7 +77,9 @@ def gen_context(cfg: CanaryWorkload, book: PromptBook, space: ParamSpace, facts:
         logprobs=max(cfg.logprobs, 1),
         max_tokens=cfg.max_tokens,
         max_requests=cfg.fuzz_max_concurrency,
-        features=tuple(cfg.fuzz_features) if cfg.fuzz_features is not None else FEATURES,
+        features=tuple(
+            f for f in (cfg.fuzz_features if cfg.fuzz_features is not None else FEATURES) if f not in cfg.fuzz_exclude
+        ),
         **facts,
     )
 
@@ -106,4 +108,27 @@ async def fuzz_cohort(
         for r in recs:
             write_record(out_dir, r)
         records += recs
+        if any(r.infra_error for r in recs) and not await wait_healthy(base_url, HEALTH_WAIT_S):
+            break  # the server is gone: the remaining cases would only record infra errors
     return records
+
+
+HEALTH_WAIT_S = 900
+
+
+async def wait_healthy(base_url: str, timeout_s: float) -> bool:
+    """After failed requests: wait until the server answers /health again (a restarted engine), or give up."""
+    import asyncio
+
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    async with httpx.AsyncClient(timeout=10) as http:
+        while time.monotonic() < deadline:
+            try:
+                if (await http.get(base_url.rstrip("/") + "/health")).status_code == 200:
+                    return True
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(3)
+    return False

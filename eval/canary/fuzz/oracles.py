@@ -271,6 +271,22 @@ class SupportOracle:
         return _finding(self.name, cohort_obs, "pass", f"every sampled token inside the top-{k}")
 
 
+class CrashOracle:
+    """The engine under test failed a request (HTTP 5xx, a dead engine) that the reference answered. Not in the
+    defaults: the probe's summary counts such requests as infra errors with the server's root-cause line; the
+    reproducer (eval/canary/repro) uses it to confirm and shrink a crash."""
+
+    name = "crash"
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        err = cohort_obs.infra_error or ""
+        if not err or "ConnectError" in err or not answered(reference_obs):
+            return None
+        return _finding(
+            self.name, cohort_obs, "fail", f"the engine failed a request the reference answered: {err[:200]}"
+        )
+
+
 def default_oracles(tokenize: Tokenize | None, near_tie: float, lp_tolerance: float) -> list[Oracle]:
     """The built-in oracles plus whatever was registered (the registry wins on a name clash)."""
     built: list[Oracle] = [

@@ -30,7 +30,14 @@ class Evidence:
 
 
 def corrupted(rec: ProbeRecord) -> bool:
-    return (rec.judgement or {}).get("verdict") == "corrupted"
+    return (rec.judgement or {}).get("verdict") == "corrupted" or crashed(rec)
+
+
+def crashed(rec: ProbeRecord) -> bool:
+    """The engine failed this request (HTTP 5xx or a dead engine mid-stream), not a refused parameter or a
+    connection to a server that was already down."""
+    err = rec.infra_error or ""
+    return bool(err) and "ConnectError" not in err and ("500" in err or "EngineCore" in err or "Internal" in err)
 
 
 def group_of(rec: ProbeRecord) -> str:
@@ -92,7 +99,9 @@ def find(run_path: Path, cohort: str, group: str | None = None) -> Evidence:
     reference = next(r.reference_cohort for r in recs if r.reference_cohort)
     refs = read_records(run_path / str(reference))
     ref_recs = [refs[r.probe_id] for r in recs if r.probe_id in refs]
-    reason = next((str((r.judgement or {}).get("reason")) for r in recs if corrupted(r)), "")
+    reason = next((str((r.judgement or {}).get("reason")) for r in recs if corrupted(r) and not crashed(r)), "")
+    if not reason:
+        reason = "the engine failed: " + next(str(r.infra_error) for r in recs if crashed(r))[:300]
     return Evidence(cohort, str(reference), name, case_of(recs), recs, ref_recs, reason)
 
 

@@ -2,10 +2,17 @@
 
     .venv/bin/python benchmarks/bench_corpus.py                          # corpus found as the tests find it
     .venv/bin/python benchmarks/bench_corpus.py --corpus PATH --misses   # a given corpus; list misses and alarms
+    .venv/bin/python benchmarks/bench_corpus.py --real-text [DIR ...]   # false alarms on real code and languages
 
 Prints, per split (dev: what the detectors were developed on; test: looked at once at the end; all), the
 corrupted replies detected (any label but `truncated`) with each label's recall, the clean turns flagged, and
 the share of clean real trajectories with at least one flagged turn.
+
+`--real-text` measures false alarms on real text that legitimately holds the characters the detectors look for
+(byte-level letters such as Ġ, Ċ, ł, ħ; `▁`; `<0x..>`; markup; repetition), classified as replies (format `auto`,
+no tools), in pieces of 3,000 characters: the Python standard library's sources (code), the Python reference
+of `pydoc_data.topics` (English prose) and every gettext catalog (`*.mo`: translated messages, country and
+language names in over a hundred languages) under /usr/share/locale and the DIRs given.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval.classify.corpus import find_corpus, load_corpus, score_corpus
+from eval.classify.corpus import find_corpus, flags, load_corpus, score_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,11 +42,64 @@ def report(rows: list[dict[str, Any]], misses: bool) -> dict[str, Any]:
     return out
 
 
+CHUNK = 3000
+
+
+def _chunks(text: str) -> list[str]:
+    return [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
+
+
+def _catalog_text(path: Path) -> str:
+    import gettext
+
+    try:
+        with path.open("rb") as f:
+            catalog = gettext.GNUTranslations(f)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError):  # a catalog gettext cannot read
+        return ""
+    return "\n".join(v for v in catalog._catalog.values() if isinstance(v, str))  # type: ignore[attr-defined]
+
+
+def real_text(dirs: list[Path]) -> dict[str, Any]:
+    """Pieces of real code, prose and translations classified as replies; flagged pieces per source."""
+    import sysconfig
+    from pydoc_data.topics import topics
+
+    from eval.classify.context import Context
+    from eval.classify.messages import classify_exchange, parse_exchange
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    sources: dict[str, list[str]] = {"python stdlib sources": [], "pydoc_data.topics": [], "gettext catalogs": []}
+    for f in sorted(stdlib.rglob("*.py")):
+        sources["python stdlib sources"] += _chunks(f.read_text(encoding="utf-8", errors="replace"))
+    sources["pydoc_data.topics"] = _chunks("\n\n".join(topics[k] for k in sorted(topics)))
+    catalogs = sorted({p for d in [Path("/usr/share/locale"), *dirs] if d.is_dir() for p in d.rglob("*.mo")})
+    for path in catalogs:
+        sources["gettext catalogs"] += _chunks(_catalog_text(path))
+    out: dict[str, Any] = {"gettext catalog files": len(catalogs)}
+    for name, pieces in sources.items():
+        flagged: list[str] = []
+        labels: dict[str, int] = {}
+        for piece in pieces:
+            exchange = parse_exchange({"role": "assistant", "content": piece})
+            got = flags(classify_exchange(exchange, Context.build(tools_known=False))["labels"])
+            for label in got:
+                labels[label] = labels.get(label, 0) + 1
+            if got:
+                flagged.append(f"{got}: {piece[:80]!r}")
+        out[name] = {"pieces": len(pieces), "flagged": len(flagged), "labels": labels, "examples": flagged[:10]}
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=None, help="corpus.jsonl(.gz); default: as the tests find it")
     parser.add_argument("--misses", action="store_true", help="list the missed rows and the flagged clean turns")
+    parser.add_argument("--real-text", nargs="*", type=Path, default=None, metavar="DIR", help=real_text.__doc__)
     args = parser.parse_args()
+    if args.real_text is not None:
+        print(json.dumps(real_text(args.real_text), indent=2, ensure_ascii=False))
+        return 0
     path = args.corpus or find_corpus(REPO)
     if path is None or not path.is_file():
         print("error: no corpus (set SPECQUAL_CORPUS or pass --corpus; tests/data/corpus/README.md)", file=sys.stderr)

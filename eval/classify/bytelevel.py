@@ -32,7 +32,8 @@ CHAR_TO_BYTE = _byte_alphabet()
 # Characters that only a byte-level leak (or a real non-ASCII word) can put in a word: the fast path.
 SUSPECT = re.compile("[\u00a1-\u00ac\u00ae-\u0143]")
 _WORD = re.compile(r"\S+")
-_INNER_SPACE = frozenset("\u0120\u010a\u0109")  # Ġ (space), Ċ (newline), ĉ (tab)
+# Ġ (space), Ċ (newline). Not ĉ (tab): an Esperanto letter (`Masaĉuseco`), and tabs inside words do not leak.
+_INNER_SPACE = frozenset("\u0120\u010a")
 
 
 def _plausible(ch: str) -> bool:
@@ -63,11 +64,48 @@ def word_is_leak(word: str) -> str:
         return ""
     if any(ord(c) < 0x20 and c not in "\t\n\r" for c in decoded):
         return ""  # decodes to control characters: a real word in a Latin-Extended script
-    if any(c in _INNER_SPACE for c in word[1:].rstrip("\u0120\u010a\u0109")):
+    if _inner_marker(word) or _glued_trailing_marker(word):
         return f"byte-level pieces decode to {decoded[:40]!r}"
     if any(_plausible(c) for c in decoded if ord(c) > 0x7F):
         return f"byte-level pieces decode to {decoded[:40]!r}"
     return ""
+
+
+def _inner_marker(word: str) -> bool:
+    """A space/newline marker inside the word (`aĠb`), except a capital after Maltese's article hyphen or
+    apostrophe (`il-Ġermanja`, `l-Ċentru`, `b'Ġenerazzjoni`)."""
+    core = word.rstrip("\u0120\u010a")
+    for i in range(1, len(core)):
+        if core[i] in _INNER_SPACE and not (core[i - 1] in "-'\u2019" and core[i + 1 : i + 2].islower()):
+            return True
+    return False
+
+
+def _glued_trailing_marker(word: str) -> bool:
+    """`Done.ĊĊ`, `worldĠ`: a space or newline marker ending a word after a lowercase ASCII letter, a digit or
+    ASCII punctuation. Maltese writes Ġ and Ċ as capitals at the start of words or inside capitalised ones,
+    never glued after punctuation or a lowercase letter."""
+    core = word.rstrip("\u0120\u010a")
+    if core == word or not core:
+        return False
+    last = core[-1]
+    return last.isascii() and (last.islower() or last.isdigit() or not last.isalnum())
+
+
+# A real space, then a space marker, then a lowercase ASCII word (`The Ġcapital Ġof ĠFrance`): pieces whose
+# marker was kept beside the space it encodes. Maltese words start with Ġ/Ċ too (`Ġermanja`), so it takes
+# several of them in a text without Maltese's lowercase letters (ċ ġ ħ ż).
+_LEADING_MARKER = re.compile(r"(?<=\s)[\u0120\u010a][A-Za-z][a-z]*\b")
+LEADING_MARKERS_MIN = 3
+_MALTESE_LOWER = frozenset("\u010b\u0121\u0127\u017c")
+
+
+def _leading_marker_spans(fieldname: str, text: str) -> list[Span]:
+    found = [m for m in _LEADING_MARKER.finditer(text) if not _in_backticks(text, m.start(), m.group())]
+    if len(found) < LEADING_MARKERS_MIN or not _MALTESE_LOWER.isdisjoint(text):
+        return []
+    why = "space markers of byte-level pieces before words"
+    return [span_at(fieldname, text, m.start(), m.end(), why) for m in found[:MAX_SPANS]]
 
 
 def _in_backticks(text: str, start: int, word: str) -> bool:
@@ -90,4 +128,4 @@ def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
             spans.append(span_at(fieldname, text, m.start(), m.end(), why))
             if len(spans) >= MAX_SPANS:
                 break
-    return spans
+    return spans or _leading_marker_spans(fieldname, text)

@@ -12,12 +12,12 @@ language or whether the repeats are exact:
 - `function_run`: the longest run of tokens of one class, function words (`of the and to in a is of…`: token
   salad made of the words every language uses most; the entropy of the token classes over that run is zero).
 
-They are measured on the *prose* of a field: fenced code blocks, table rows, indented lines and lines that are
-not mostly words (logs, file lists, data) are left out (code, data and tables repeat legitimately and have
-`degenerate_repetition`'s long-loop rules of their own). The thresholds are not chosen by hand: they are the
-quantiles of these statistics over real clean text at a stated false-positive rate, written by
-`benchmarks/calibrate_degeneracy.py` into `degeneracy.json` beside this module, together with how they were
-obtained (docs/trust/classifier.md, section "Calibration").
+They are measured on the *prose* of a field: fenced code blocks, table rows, indented lines, list items of one
+or two words and lines that are not two thirds words (code, logs, file lists, data) are left out (they repeat
+legitimately and have `degenerate_repetition`'s long-loop rules of their own). The thresholds are not chosen by
+hand: they are quantiles of these statistics over real clean text at a stated false-positive rate, written by
+`python -m eval.classify.calibrate --write` into `degeneracy.json` beside this module, together with how they
+were obtained (docs/trust/classifier.md, section "Calibration").
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ TAIL_CHARS = 1024  # a loop runs to the end: the statistics read the end of the 
 COMPRESSION_CHARS = 1024
 COMPRESSION_MIN_BYTES = 384  # below that zlib's own overhead dominates the ratio
 WINDOW_TOKENS = 64
+MIN_LINE_WORDS = 3  # a line of prose is a sentence or a piece of one
 TOKEN_CHARS = 768  # enough characters for WINDOW_TOKENS tokens of prose in any script
 MIN_TOKENS = 12  # fewer tokens say nothing about distinct trigrams
 MAX_UNIT_TOKENS = 8
@@ -42,6 +43,7 @@ LOW_IS_DEGENERATE = frozenset({"compression", "distinct3"})
 
 # Tokens: one CJK/kana/hangul character, a run of letters and digits, or a run of other non-space characters
 # (`=====` and `.)` are one token each).
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+|[^\w\s]+")
 # A chunk of prose between spaces: letters (words joined by hyphens, apostrophes or CJK punctuation), maybe
 # with punctuation around; not a path, a call, a number or a log field.
@@ -211,8 +213,9 @@ class Statistics:
 
 
 def prose(text: str, limit: int = TAIL_CHARS) -> str:
-    """The last `limit` characters of a field's prose: code fences, table rows, indented lines and lines that are
-    not mostly words (logs, file lists, data) dropped."""
+    """The last `limit` characters of a field's prose: code fences, table rows, indented lines, lines of fewer
+    than three words (list items, headings) and lines that are not two thirds words (code, logs, file lists,
+    data) dropped."""
     if "`" in text:
         text = _FENCE.sub("\n", text).replace("`", "")  # inline code stays: its names are words of the sentence
     keep: list[str] = []
@@ -221,7 +224,10 @@ def prose(text: str, limit: int = TAIL_CHARS) -> str:
         stripped = line.strip()
         if not stripped or line.startswith(("    ", "\t")) or stripped.count("|") >= 2:
             continue
-        if not _CODE_HINT.search(stripped) or 2 * len(_WORD.findall(stripped)) > len(stripped.split()):
+        chunks = stripped.count(" ") + 1  # about the number of chunks between spaces
+        if chunks < MIN_LINE_WORDS and not (len(stripped) >= 2 * MIN_LINE_WORDS and _CJK.search(stripped)):
+            continue  # list items, headings, one-word lines: names and labels, not sentences (CJK has no spaces)
+        if not _CODE_HINT.search(stripped) or 3 * len(_WORD.findall(stripped)) > 2 * len(stripped.split()):
             keep.append(stripped)
             size += len(stripped) + 1
             if size >= limit:

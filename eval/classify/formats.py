@@ -98,13 +98,17 @@ _FAMILIES: dict[str, tuple[Marker, ...]] = {
     "minimax": (
         _m("invoke_tag", r"<invoke\s+name=\s*[\"'][^\"'<>]{1,80}[\"']\s*>"),
         _m("parameter_name_tag", r"<parameter\s+name=\s*[\"'][^\"'<>]{1,80}[\"']\s*>"),
-        _m("namespaced_call_tag", r"<[a-z]{2,20}:tool_call>"),
+        _m("namespaced_call_tag", r"</?[a-z]{2,20}:tool_call>"),
         _m("function_calls_tag", r"</?(?:function_calls|invoke)>", False),
     ),
     "granite": (_m("granite_token", r"<\|tool_call\|>"), _TOOL_CALL_TAG),
     "internlm": (_m("internlm_token", r"<\|(?:action_start|action_end|plugin|interpreter)\|>"),),
     "jamba": (_m("jamba_tag", r"</?tool_calls>", False),),
-    "glm": (_m("glm_arg_tag", r"<arg_(?:key|value)>"), _TOOL_CALL_TAG),
+    "glm": (
+        _m("glm_arg_tag", r"<arg_(?:key|value)>"),
+        _m("glm_closing_tag", r"</arg_(?:key|value)>", False),
+        _TOOL_CALL_TAG,
+    ),
     "gemma": (_m("gemma_token", r"<\|(?:tool_call|tool_response|channel)>|<(?:tool_call|channel)\|>"),),
 }
 # Families whose models also write another family's markup (Qwen3-Coder can fall back to Hermes JSON).

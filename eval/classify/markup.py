@@ -93,9 +93,17 @@ def _weak_marker_counts(text: str, start: int, end: int, tag: str) -> bool:
     tag, outside code and quotes, and not closing an ordinary XML element. Prose that mentions `</function>`
     mid-sentence (a model reasoning about a parser) is not a leak."""
     line_start = text.rfind("\n", 0, start) + 1
-    if text[line_start:start].strip() and text[start - 1] != ">":
+    if text[line_start:start].strip() and text[start - 1] != ">" and not _glued_closing_tag(text, start, end, tag):
         return False
     return not _in_code_or_quotes(text, start, end) and not _closes_plain_xml(text, tag)
+
+
+def _glued_closing_tag(text: str, start: int, end: int, tag: str) -> bool:
+    """A closing tag glued to the text before it and ending its line (`Let me check.</tool_call>`): the tail of a
+    call whose start the parser ate. Named in prose, a tag has a space before it."""
+    line_end = text.find("\n", end)
+    rest = text[end : len(text) if line_end < 0 else line_end]
+    return tag.startswith("</") and not text[start - 1].isspace() and not rest.strip()
 
 
 def _quoted(text: str, start: int, end: int) -> bool:

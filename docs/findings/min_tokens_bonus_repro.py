@@ -19,6 +19,7 @@ the build cannot be tested (a server did not start, e.g. no `draft_model` method
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -77,8 +78,8 @@ def start(python: str, model: str, spec: bool, log_dir: Path) -> tuple[subproces
     port = free_port()
     argv = server_argv(python, model, port, spec)
     env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "VLLM_CPU_KVCACHE_SPACE": "1", **version_shim(python)}
-    log = open(log_dir / f"server-{'spec' if spec else 'off'}.log", "wb")
-    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with open(log_dir / f"server-{'spec' if spec else 'off'}.log", "wb") as log:
+        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     return proc, f"http://127.0.0.1:{port}", argv
 
 
@@ -108,7 +109,7 @@ def complete(url: str, prompt: list[int], **params: object) -> dict[str, object]
 
 
 def first_divergence(a: list[int], b: list[int]) -> int | None:
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i
     return None if len(a) == len(b) else min(len(a), len(b))
@@ -167,10 +168,8 @@ def main() -> int:
         return check(servers[0][1], servers[1][1])
     finally:
         for p in procs:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, 15)
-            except ProcessLookupError:
-                pass
         for p in procs:
             try:
                 p.wait(30)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from eval.spec.base import Name, Strict
 
@@ -210,7 +210,8 @@ class SoakWorkload(Strict):
     probes: int = Field(4, ge=1, description="canary probes per phase (prefix-hit chats, compared token by token)")
     probe_max_tokens: int = Field(32, ge=1, description="tokens each probe generates (ignore_eos: fixed length)")
     during_at: list[float] = Field(
-        default_factory=lambda: [0.5], description="fractions of the soak's requests after which a during phase runs"
+        default_factory=lambda: [0.5],
+        description="shares of the soak (of requests or of duration_s, whichever is first) that start a during phase",
     )
     logprobs: int = Field(5, ge=0, le=20, description="top-k logprobs per probe token, for the canary's judgement")
     near_tie_nats: float = Field(0.25, ge=0, description="a divergence within this margin on both sides is benign")
@@ -225,6 +226,12 @@ class SoakWorkload(Strict):
         0.5, gt=0, lt=1, description="the detector's null: acceptance stays above (1 - this) x baseline"
     )
     alpha: float = Field(0.001, gt=0, lt=1, description="the e-detector alarms when its e-value reaches 1/alpha")
+
+    @model_validator(mode="after")
+    def _bounded(self) -> SoakWorkload:
+        if self.requests is None and self.duration_s is None:
+            raise ValueError("a soak is bounded: set requests, duration_s or both")
+        return self
 
 
 WorkloadName = Literal["canary", "swebench"]
@@ -280,8 +287,9 @@ class SampledWorkload(Strict):
         description="per dtype: a token outside top-k/top-p by at most this many nats is a rounding tie, not a FAIL",
     )
     near_tie_nats: float = Field(0.25, ge=0, description="greedy draws: a non-argmax token this close is a near tie")
-    budget_s: float = Field(300, gt=0, description="seconds of probing per cohort (stops earlier once decided)")
-    max_draws: int = Field(4000, ge=1, description="draws per cohort at most")
+    budget_s: float = Field(300, gt=0, description="seconds of probing per run (stops earlier once decided)")
+    max_draws: int = Field(4000, ge=1, description="draws per run at most")
+    runs: int = Field(1, ge=1, description="independent runs per cohort on one server, seeds seed, seed+1, ...")
 
 
 class Workloads(Strict):

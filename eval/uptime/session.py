@@ -92,9 +92,7 @@ class _Session:
 
     async def soak(self) -> SoakCounts:
         plan = build_plan(self.cfg)
-        hooks: dict[int, Hook] = {
-            max(1, round(f * len(plan))): partial(self._during, k) for k, f in enumerate(self.cfg.during_at, start=1)
-        }
+        hooks: dict[float, Hook] = {f: partial(self._during, k) for k, f in enumerate(self.cfg.during_at, start=1)}
         client = SoakClient(self.base_url, self.served, self.tools, self.tool_choice, self.cfg.seed)
         try:
             counts = await run_traffic(client, plan, self.cfg.concurrency, self.cfg.duration_s, hooks)

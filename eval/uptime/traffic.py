@@ -115,10 +115,11 @@ async def run_traffic(
     plan: list[SoakRequest],
     concurrency: int,
     duration_s: float | None = None,
-    hooks: Mapping[int, Hook] | None = None,
+    hooks: Mapping[float, Hook] | None = None,
 ) -> SoakCounts:
-    """Send `plan` with `concurrency` in flight until it is done or `duration_s` passed; `hooks[k]` starts (as a
-    task beside the load) once k requests have finished. Returns the counts after every hook finished."""
+    """Send `plan` with `concurrency` in flight until it is done or `duration_s` passed. `hooks[f]` starts (as a
+    task beside the load) once a share f of the plan has finished or f x `duration_s` has passed, whichever is
+    first. Returns the counts after every hook finished."""
     counts = SoakCounts(planned=len(plan))
     queue: asyncio.Queue[SoakRequest] = asyncio.Queue()
     for req in plan:
@@ -127,9 +128,13 @@ async def run_traffic(
     pending = dict(sorted((hooks or {}).items()))
     started: list[asyncio.Task[None]] = []
 
+    def due(f: float) -> bool:
+        by_time = duration_s is not None and time.monotonic() - t0 >= f * duration_s
+        return by_time or counts.finished >= f * len(plan)
+
     def fire() -> None:
-        for k in [k for k in pending if counts.finished >= k]:
-            started.append(asyncio.create_task(pending.pop(k)(counts.finished)))
+        for f in [f for f in pending if due(f)]:
+            started.append(asyncio.create_task(pending.pop(f)(counts.finished)))
 
     async def worker() -> None:
         while not queue.empty():
@@ -140,8 +145,8 @@ async def run_traffic(
 
     fire()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    for k in list(pending):  # the plan ended before these thresholds: run them now, after the load
-        started.append(asyncio.create_task(pending.pop(k)(counts.finished)))
+    for f in list(pending):  # the load ended before these thresholds: run them now, after it
+        started.append(asyncio.create_task(pending.pop(f)(counts.finished)))
     counts.wall_s = round(time.monotonic() - t0, 2)
     await asyncio.gather(*started)
     return counts

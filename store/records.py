@@ -54,3 +54,52 @@ class InstanceOrder(BaseModel):
     schema_version: int = Field(SCHEMA_VERSION, description="Version of the results-directory schema.")
     salt: str = Field(SALT, description="The salt of store.order.order_key the order was computed with.")
     instances: list[str] = Field(description="Instance ids in the order.")
+
+
+class RunRecord(BaseModel):
+    """`<run>/run.json`: the effective cohort file, its output hash, versions, host and times (results/README.md).
+
+    Stages add their own status fields with `RunDir.mark`, so a reader keeps fields it does not know."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int = Field(SCHEMA_VERSION, description="Version of the results-directory schema.")
+    run_id: str = Field(description="The run directory's name.")
+    name: str = Field(description="The cohort file's `name`.")
+    spec_hash: str = Field(description="sha256 over everything that can change what a model outputs (resume key).")
+    spec: dict[str, Any] = Field(description="The effective cohort file, secrets redacted.")
+    sources: list[str] = Field(description="Cohort files and overrides in the order they were merged.")
+    base_dir: str = Field(description="Directory relative paths of the cohort file resolve against.")
+    cohorts: list[str] = Field(description="Cohort names in matrix order.")
+    columns: dict[str, Any] = Field(description="Report column titles per factor.")
+    versions: dict[str, str] = Field(description="Python and library versions of the run.")
+    host: dict[str, str] = Field(description="Host name, platform and user.")
+    argv: list[str] = Field(description="The command line, secrets redacted.")
+    started_at: str = Field(description="ISO time the run started.")
+    resumed_at: list[str] = Field(default_factory=list, description="ISO times the run was resumed.")
+    ended_at: str | None = Field(None, description="ISO time the run ended; null while it runs.")
+
+
+class CohortRecord(BaseModel):
+    """`<run>/<cohort>/cohort.json`: what defines a cohort's stack and how it is reported."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(SCHEMA_VERSION, description="Version of the results-directory schema.")
+    name: str = Field(description="Cohort name.")
+    label: str = Field(description="Row label in reports.")
+    factors: dict[str, str] = Field(description="Factor name -> value name.")
+    factor_labels: dict[str, str] = Field(description="Factor name -> value label.")
+    columns: dict[str, Any] = Field(description="Report column titles of the cohort's factors.")
+    control: str | None = Field(description="The cohort's control, if it is compared.")
+    policy: dict[str, Any] = Field(description="The verdict thresholds.")
+    speculative_config: dict[str, Any] | None = Field(description="--speculative-config; null: speculation off.")
+    build: dict[str, Any] = Field(description="The vLLM build (source and patches).")
+    env: dict[str, str] = Field(description="Server environment, secrets redacted.")
+    topology: dict[str, Any] = Field(description="Single server or prefill/decode workers.")
+    model: str = Field(description="Name of the cohort's model in the cohort file.")
+    served_name: str = Field(description="Model name the server answers to.")
+    workloads: list[str] = Field(description="Workloads the cohort runs.")
+    tool_call_parser: str | None = Field(description="--tool-call-parser of the server.")
+    gpus: int = Field(description="GPUs the stack uses.")
+    commands: list[str] = Field(description="The launch command lines, secrets redacted.")

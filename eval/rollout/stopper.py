@@ -25,6 +25,7 @@ from typing import Any
 from eval.store.atomic import atomic_write_json
 from eval.store.run import now
 from store.order import SALT, ordered
+from store.records import InstanceOrder
 
 RECORD = "early_stop.json"
 ORDER_FILE = "instances.json"
@@ -45,7 +46,7 @@ def ask_analysis(run_dir: Path) -> dict[str, Any]:
 def write_order(run_dir: Path, instance_ids: Sequence[str]) -> list[str]:
     """Record the run's instance order (`<run>/instances.json`) for the analysis; return it."""
     ids = ordered(instance_ids)
-    atomic_write_json(run_dir / ORDER_FILE, {"schema_version": SCHEMA_VERSION, "salt": SALT, "instances": ids})
+    atomic_write_json(run_dir / ORDER_FILE, InstanceOrder(salt=SALT, instances=ids).model_dump(mode="json"))
     return ids
 
 

@@ -29,6 +29,7 @@ from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort, columns
 from store.atomic import atomic_write_json, read_json, sweep_temp_files
 from store.layout import SCHEMA_VERSION, RunLayout, safe_name
+from store.records import CohortRecord, RunRecord
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -81,29 +82,26 @@ class RunDir(RunLayout):
     def write_cohort(self, loaded: LoadedSpec, cohort: Cohort, commands: list[str]) -> None:
         spec = loaded.spec
         cols = columns(spec)
-        atomic_write_json(
-            self.cohort_dir(cohort.name) / "cohort.json",
-            {
-                "schema_version": SCHEMA_VERSION,
-                "name": cohort.name,
-                "label": cohort.label,
-                "factors": cohort.factors,
-                "factor_labels": cohort.factor_labels,
-                "columns": {k: cols[k] for k in cohort.factors},
-                "control": cohort.control,
-                "policy": spec.policy.model_dump(mode="json"),
-                "speculative_config": cohort.speculative.vllm_config(),
-                "build": cohort.build.model_dump(mode="json"),
-                "env": redact_env(cohort.env),
-                "topology": cohort.topology.model_dump(mode="json"),
-                "model": cohort.model_name,
-                "served_name": cohort.model.served_name,
-                "workloads": list(cohort.workloads),
-                "tool_call_parser": cohort.model.tool_call_parser,
-                "gpus": cohort.gpus,
-                "commands": commands,
-            },
+        record = CohortRecord(
+            name=cohort.name,
+            label=cohort.label,
+            factors=cohort.factors,
+            factor_labels=cohort.factor_labels,
+            columns={k: cols[k] for k in cohort.factors},
+            control=cohort.control,
+            policy=spec.policy.model_dump(mode="json"),
+            speculative_config=cohort.speculative.vllm_config(),
+            build=cohort.build.model_dump(mode="json"),
+            env=redact_env(cohort.env),
+            topology=cohort.topology.model_dump(mode="json"),
+            model=cohort.model_name,
+            served_name=cohort.model.served_name,
+            workloads=list(cohort.workloads),
+            tool_call_parser=cohort.model.tool_call_parser,
+            gpus=cohort.gpus,
+            commands=commands,
         )
+        atomic_write_json(self.cohort_json(cohort.name), record.model_dump(mode="json"))
 
 
 def default_run_id(loaded: LoadedSpec) -> str:
@@ -127,26 +125,21 @@ def open_run(loaded: LoadedSpec, results: Path, run_id: str | None = None) -> Ru
             )
         run.mark(resumed_at=[*existing.get("resumed_at", []), now()], ended_at=None)
         return run
-    atomic_write_json(
-        run.run_json,
-        {
-            "schema_version": SCHEMA_VERSION,
-            "run_id": run.path.name,
-            "name": loaded.spec.name,
-            "spec_hash": digest,
-            "spec": redact_tree(loaded.spec.model_dump(mode="json")),
-            "sources": [redact_source(s) for s in loaded.sources],
-            "base_dir": str(loaded.spec.base_dir),
-            "cohorts": [c.name for c in loaded.cohorts],
-            "columns": columns(loaded.spec),
-            "versions": versions(),
-            "host": {"name": socket.gethostname(), "platform": platform.platform(), "user": _user()},
-            "argv": redact_argv([redact_source(a) for a in sys.argv]),
-            "started_at": now(),
-            "resumed_at": [],
-            "ended_at": None,
-        },
+    record = RunRecord(
+        run_id=run.path.name,
+        name=loaded.spec.name,
+        spec_hash=digest,
+        spec=redact_tree(loaded.spec.model_dump(mode="json")),
+        sources=[redact_source(s) for s in loaded.sources],
+        base_dir=str(loaded.spec.base_dir),
+        cohorts=[c.name for c in loaded.cohorts],
+        columns=columns(loaded.spec),
+        versions=versions(),
+        host={"name": socket.gethostname(), "platform": platform.platform(), "user": _user()},
+        argv=redact_argv([redact_source(a) for a in sys.argv]),
+        started_at=now(),
     )
+    atomic_write_json(run.run_json, record.model_dump(mode="json"))
     return run
 
 

@@ -15,9 +15,11 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 from eval.canary.records import ProbeRecord
@@ -57,6 +59,37 @@ def drafts_per_step(metrics: Sequence[dict[str, Any]], spec_tokens: int) -> dict
     return {"windows": sum(hist.values()), "histogram": dict(sorted(hist.items())), "windows_below_k": below}
 
 
+_ITERATION = re.compile(
+    r"Iteration\((\d+)\): (\d+) context requests, (\d+) context tokens, (\d+) generation requests, "
+    r"(\d+) generation tokens, iteration elapsed time: [0-9.]+ ms(?! \(dummy\))"
+)
+
+
+def steps_from_logs(cohort_dir: Path, spec_tokens: int) -> dict[str, Any] | None:
+    """Exact per-step counts from vLLM's `--enable-logging-iteration-details` lines in the cohort's server logs.
+
+    A decoding ("generation") request schedules 1 + its drafts, so a step's drafts = generation tokens minus
+    generation requests. A step whose drafts are not a multiple of its requests mixed draft counts for certain;
+    a step with fewer than K drafts per request had some trimmed or withheld."""
+    hist: Counter[str] = Counter()
+    steps = below = mixed = 0
+    for log in sorted((Path(cohort_dir) / "logs").glob("*.log")):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            m = _ITERATION.search(line)
+            if m is None or int(m.group(4)) == 0:
+                continue
+            reqs, tokens = int(m.group(4)), int(m.group(5))
+            drafts = tokens - reqs
+            steps += 1
+            hist[f"{reqs} req, {drafts} drafts"] += 1
+            below += drafts < reqs * spec_tokens
+            mixed += reqs > 1 and drafts % reqs != 0
+    if not steps:
+        return None
+    top = dict(hist.most_common(24))
+    return {"decode_steps": steps, "steps_below_k": below, "steps_mixing_draft_counts": mixed, "histogram": top}
+
+
 def accepted_per_position(metrics: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     from store.acceptance import acceptance
 
@@ -74,7 +107,10 @@ def refused(records: Sequence[ProbeRecord]) -> dict[str, int]:
 
 
 def fuzz_coverage(
-    records: Sequence[ProbeRecord], metrics: Sequence[dict[str, Any]], spec_tokens: int
+    records: Sequence[ProbeRecord],
+    metrics: Sequence[dict[str, Any]],
+    spec_tokens: int,
+    cohort_dir: Path | None = None,
 ) -> dict[str, Any]:
     fuzz = [r for r in records if r.mode == "fuzz"]
     chunks: Counter[int] = Counter(c for r in fuzz for c in r.extra.get("chunk_tokens") or [])
@@ -85,6 +121,7 @@ def fuzz_coverage(
         "features_by_concurrency": features_by_concurrency(fuzz),
         "tokens_per_step": {str(k): chunks[k] for k in sorted(chunks)},
         "drafts_per_step": drafts_per_step(metrics, spec_tokens),
+        "steps": steps_from_logs(cohort_dir, spec_tokens) if cohort_dir is not None else None,
         "accepted_per_position": accepted_per_position(metrics),
         "refused": refused(fuzz),
     }

@@ -41,3 +41,21 @@ def test_classes_and_coverage_render(tmp_path: Path) -> None:
     assert any(r[2] == "FAIL" for r in tables[0].rows)
     assert any("windows below K" in line for b in out if isinstance(b, Bullets) for line in b.items)
     assert blocks(tmp_path, ["missing"], {}) == []
+
+
+def test_steps_from_the_iteration_log_show_mixed_draft_counts(tmp_path: Path) -> None:
+    from eval.canary.fuzz.coverage import steps_from_logs
+
+    (tmp_path / "logs").mkdir()
+    fmt = (
+        "(APIServer pid=1) INFO [loggers.py:200] Iteration({i}): 0 context requests, 0 context tokens, {g} generation"
+        " requests, {t} generation tokens, iteration elapsed time: 3.10 ms{d}, CPU KV cache usage: 0.1%"
+    )
+    steps = [(1, 5, ""), (2, 10, ""), (2, 7, ""), (3, 9, ""), (0, 0, ""), (1, 5, " (dummy)")]
+    text = "\n".join(fmt.format(i=i, g=g, t=t, d=d) for i, (g, t, d) in enumerate(steps))
+    (tmp_path / "logs" / "server.0.log").write_text(text)
+    got = steps_from_logs(tmp_path, 4)  # K=4: full, full, mixed (4 + 1 drafts), 2 drafts each, no decode, dummy
+    assert got is not None and got["decode_steps"] == 4
+    assert got["steps_mixing_draft_counts"] == 1 and got["steps_below_k"] == 2
+    assert got["histogram"]["2 req, 5 drafts"] == 1
+    assert steps_from_logs(tmp_path / "none", 4) is None

@@ -49,12 +49,12 @@ def coverage_lines(fuzz: dict[str, Any]) -> list[str]:
         f"({drafts.get('windows_below_k', 0)} of {drafts.get('windows', 0)} windows below K)",
         f"accepted per draft position (rate): {pos}; overall {acc.get('rate')}",
     ]
-    steps = fuzz.get("steps")
-    if steps:
-        top = ", ".join(f"{k}: {v}" for k, v in list(steps["histogram"].items())[:10])
+    engine = fuzz.get("steps")
+    if engine:
+        top = ", ".join(f"{k}: {v}" for k, v in list(engine["histogram"].items())[:10])
         lines.append(
-            f"engine steps with decoding requests (vLLM iteration log): {steps['decode_steps']}, "
-            f"{steps['steps_mixing_draft_counts']} of them mixing draft counts, {steps['steps_below_k']} below K "
+            f"engine steps with decoding requests (vLLM iteration log): {engine['decode_steps']}, "
+            f"{engine['steps_mixing_draft_counts']} of them mixing draft counts, {engine['steps_below_k']} below K "
             f"drafts per request; most common: {top}"
         )
     lines += [f"refused ({n}x): {what}" for what, n in (fuzz.get("refused") or {}).items()]

@@ -113,7 +113,7 @@ def _fuzz_summary(
 
     metrics = [r for r in _metrics_records(cdir) if r.get("workload") == "canary"]
     k = cohort.speculative.num_speculative_tokens or stack_facts(loaded)["spec_tokens"]
-    summary.extra["fuzz"] = fuzz_coverage(records, metrics, k)
+    summary.extra["fuzz"] = fuzz_coverage(records, metrics, k, cdir)
     if cohort.speculative.method is None:
         return
     classes = class_verdicts(records, summary.acceptance, cfg.acceptance_floor)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from eval.classify.context import Context, History
-from eval.classify.model import MAX_SPANS, Span, Turn, span_at
+from eval.classify.model import MAX_SPANS, Span, ToolSpec, Turn, span_at
 from eval.classify.names import NameIndex, id_slip, is_id, is_name
 
 MIN_LEN = 6
@@ -161,18 +161,25 @@ def detect_identifier_corruption(turn: Turn, ctx: Context) -> list[Span]:
         if index.known:
             spans.extend(_check(name, text, written, index, ctx.history))
         if ctx.history.n_prompt:
-            spans.extend(_check_names(name, text, written, index, ctx.history))
+            tools = list(ctx.tools.values()) if ctx.tools_known else []
+            spans.extend(_check_names(name, text, written, index, ctx.history, tools))
     index.pending.extend(written_args)
     return spans
 
 
-def _check_names(name: str, text: str, written: set[bytes], index: IdentifierIndex, history: History) -> list[Span]:
-    """Names of the prompt written with a one-letter slip (eval.classify.names)."""
+def _check_names(
+    name: str, text: str, written: set[bytes], index: IdentifierIndex, history: History, tools: list[ToolSpec]
+) -> list[Span]:
+    """Names of the prompt and of the offered tools written with a one-letter slip (eval.classify.names)."""
     if index.names is None:
         index.names = NameIndex()
         for chunk in history.chunks[: history.n_prompt]:
             for tok in tokens(chunk):
                 index.names.add(tok.strip(b".-"))
+        for tool in tools:  # the offered tools' names and parameters are the request's identifiers too
+            for tool_name in (tool.name, *tool.properties):
+                index.names.add(tool_name.encode("utf-8", "surrogatepass"))
+                index.known.add(tool_name.encode("utf-8", "surrogatepass"))
     if not index.names.by_half:
         return []
     spans: list[Span] = []

@@ -8,7 +8,8 @@ Decidable only for names that are clearly identifiers and edits that are clearly
   - the edit sits inside a word segment of at least MIN_SEGMENT letters (segments split at `_ . - /`,
     digits and camel humps), not on its first or last letter: `parse` -> `parser`, `get_x` -> `set_x`,
     `item` -> `items` are how new names are made; case changes and separator edits never count;
-  - the written form appears nowhere in the conversation, the original does (checked by the caller).
+  - the written form appears nowhere in the conversation, the original does (checked by the caller);
+  - a capital I and a small L swapped anywhere but first (`getUserById` -> `getUserByld`) is always a slip.
 Only the prompt's names are indexed (the request's messages, a trajectory's task): tool results are indexed
 by `eval.classify.identifiers`, whose digit and path rules are cheap enough for their size.
 
@@ -28,6 +29,7 @@ _HUMP = re.compile(rb"[a-z][A-Z]")
 
 
 _ID = re.compile(rb"[0-9a-fA-F][0-9a-fA-F-]{14,}[0-9a-fA-F]")
+_CONFUSABLE = frozenset({(b"I", b"l"), (b"l", b"I")})
 
 
 def is_id(tok: bytes) -> bool:
@@ -48,10 +50,11 @@ def id_slip(original: bytes, written: bytes) -> bool:
 
 
 def is_name(tok: bytes) -> bool:
-    """An identifier, a path or a dotted name: `_`, a camel hump, `/` or `.` (plain words never count)."""
+    """An identifier, a path, a dotted or a kebab-case name: `_`, a camel hump, `/`, `.` or two `-`
+    (`react-native-reanimated`; one dash is an English compound) (plain words never count)."""
     if len(tok) < MIN_NAME:
         return False
-    return b"_" in tok or b"/" in tok or b"." in tok or _HUMP.search(tok) is not None
+    return b"_" in tok or b"/" in tok or b"." in tok or tok.count(b"-") >= 2 or _HUMP.search(tok) is not None
 
 
 @dataclass
@@ -111,6 +114,8 @@ def slip(original: bytes, written: bytes) -> bool:
     if edit is None:
         return False
     i, kind = edit
+    if kind == "change" and i > 0 and (original[i : i + 1], written[i : i + 1]) in _CONFUSABLE:
+        return True  # `getUserById` -> `getUserByld`: a capital I read as a small L, never a new name
     changed = {original[i : i + 2 if kind == "swap" else i + 1], written[i : i + 1]}
     if any(not c.isalpha() for c in changed if c):
         return False  # digits, separators: the digit rules of `identifiers` decide those

@@ -63,7 +63,8 @@ def series(run_dir: Path, cohort: str, width_s: float = WINDOW_S) -> list[dict[s
 def plot_acceptance(
     run_dir: Path, out: Path, width_s: float = WINDOW_S, name: str = "uptime_acceptance.png"
 ) -> str | None:
-    """Acceptance over time, one line per speculative cohort (an x marks the detector's alarm); None without data."""
+    """Acceptance over time, one line per speculative cohort, its detector's null floor dotted (an x marks an
+    alarm); None without data."""
     every = {c: series(run_dir, c, width_s) for c in uptime_records(run_dir)}
     lines = {c: rows for c, rows in every.items() if any(w["rate"] is not None for w in rows)}
     if not lines:
@@ -76,8 +77,11 @@ def plot_acceptance(
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     for cohort, rows in lines.items():
         pts = [(w["t_end"], w["rate"]) for w in rows if w["rate"] is not None]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=cohort)
-        alarm = (uptime_records(run_dir)[cohort].get("monitor") or {}).get("detector", {}).get("alarm")
+        (line,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=cohort)
+        detector = (uptime_records(run_dir)[cohort].get("monitor") or {}).get("detector", {})
+        if isinstance(detector.get("floor"), int | float) and detector["floor"] > 0:  # the detector's null floor
+            ax.axhline(detector["floor"], color=line.get_color(), linestyle=":", linewidth=1)
+        alarm = detector.get("alarm")
         if alarm:
             t0 = rows[0]["t"]
             ax.plot([alarm["t_end"] - t0], [alarm["rate"] or 0], "rx", markersize=10)

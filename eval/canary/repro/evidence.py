@@ -96,13 +96,24 @@ def find(run_path: Path, cohort: str, group: str | None = None) -> Evidence:
     if name not in groups:
         raise LookupError(f"{cohort}: {name} did not fail (failing: {', '.join(groups)})")
     recs = groups[name]
-    reference = next(r.reference_cohort for r in recs if r.reference_cohort)
+    reference = next((r.reference_cohort for r in recs if r.reference_cohort), None) or _run_reference(run_path, cohort)
     refs = read_records(run_path / str(reference))
     ref_recs = [refs[r.probe_id] for r in recs if r.probe_id in refs]
     reason = next((str((r.judgement or {}).get("reason")) for r in recs if corrupted(r) and not crashed(r)), "")
     if not reason:
         reason = "the engine failed: " + next(str(r.infra_error) for r in recs if crashed(r))[:300]
     return Evidence(cohort, str(reference), name, case_of(recs), recs, ref_recs, reason)
+
+
+def _run_reference(run_path: Path, cohort: str) -> str:
+    """The run's canary reference (records of a crashed request were never compared, so they name none)."""
+    import json
+
+    meta = json.loads((run_path / "run.json").read_text(encoding="utf-8")) if (run_path / "run.json").is_file() else {}
+    canary = ((meta.get("spec") or {}).get("workloads") or {}).get("canary") or {}
+    if canary.get("reference") and canary["reference"] != cohort:
+        return str(canary["reference"])
+    raise LookupError(f"{cohort}: its failing records name no reference cohort and run.json names none")
 
 
 def _smallest(groups: dict[str, list[ProbeRecord]]) -> str:
@@ -123,5 +134,6 @@ def outputs(records: list[ProbeRecord]) -> dict[str, dict[str, Any]]:
             "top": list(r.output_top_logprobs or []),
             "finish_reason": r.finish_reason,
             "error": r.infra_error,
+            "refused": r.extra.get("refused"),
         }
     return out

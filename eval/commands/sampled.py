@@ -47,5 +47,5 @@ def sampled(
     summaries = run_sampled(loaded, run, model, stacks_factory=factory, cohorts=cohort, report=console.print)
     run.mark(ended_at=now())
     for s in summaries.values():
-        typer.echo(f"{s['cohort']}\t{s['verdict']}")
-    typer.echo(f"draws: {run.path}/<cohort>/sampled/draws.jsonl  verdicts: {run.path}/<cohort>/sampled/sampled.json")
+        typer.echo(f"{s['cohort']}\tseed {s.get('seed')}\t{s['verdict']}")
+    typer.echo(f"draws and verdicts: {run.path}/<cohort>/sampled/seed<k>/{{draws.jsonl,sampled.json}}")

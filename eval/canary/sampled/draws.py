@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import numpy as np
 
 from eval.canary.sampled.transforms import SamplingParams
 from eval.spec.workloads import SampledWorkload
@@ -30,8 +31,11 @@ class Draw:
     output: list[int] = field(default_factory=list)
     error: str | None = None
     latency_s: float = 0.0
+    # The server's own full-vocabulary logprobs of each decode step ([positions, vocab], raw), when asked for:
+    # on the reference they measure how far decode-time and re-scored (prefill) distributions differ.
+    decode_logprobs: np.ndarray | None = None
 
-    def body(self, model: str, max_tokens: int) -> dict[str, Any]:
+    def body(self, model: str, max_tokens: int, logprobs: bool = False) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "prompt": self.prompt,
@@ -42,6 +46,8 @@ class Draw:
         body.update(self.params.as_request() if self.params is not None else {"temperature": 0.0})
         if self.seed is not None:
             body["seed"] = self.seed
+        if logprobs:
+            body.update(logprobs=-1, return_tokens_as_token_ids=True)
         return body
 
     def record(self) -> dict[str, Any]:
@@ -79,18 +85,33 @@ def plan_draw(cfg: SampledWorkload, vocab: int, index: int) -> Draw:
     return Draw(index=index, prompt=prompt, params=params, seed=seed, prefix_hit=prefix_hit)
 
 
-async def sample(http: httpx.AsyncClient, model: str, max_tokens: int, draw: Draw) -> Draw:
-    """Make the draw on a server (its output or its error is set on it)."""
+async def sample(
+    http: httpx.AsyncClient, model: str, max_tokens: int, draw: Draw, vocab: int = 0, logprobs: bool = False
+) -> Draw:
+    """Make the draw on a server (its output or its error is set on it); `logprobs`: keep the server's own
+    full-vocabulary logprobs of each step too."""
     t0 = time.monotonic()
     try:
-        resp = await http.post("/v1/completions", json=draw.body(model, max_tokens))
+        resp = await http.post("/v1/completions", json=draw.body(model, max_tokens, logprobs))
         if resp.status_code != 200:
             raise ValueError(f"HTTP {resp.status_code}: {resp.text[:300]}")
-        draw.output = [int(t) for t in resp.json()["choices"][0]["token_ids"]]
+        choice = resp.json()["choices"][0]
+        draw.output = [int(t) for t in choice["token_ids"]]
+        if logprobs:
+            draw.decode_logprobs = decode_matrix(choice["logprobs"]["top_logprobs"], vocab)
     except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as e:
         draw.error = f"{type(e).__name__}: {e}"[:500]
     draw.latency_s = time.monotonic() - t0
     return draw
+
+
+def decode_matrix(tops: list[dict[str, float | None]], vocab: int) -> np.ndarray:
+    out = np.full((len(tops), vocab), -np.inf)
+    for i, row in enumerate(tops):
+        for tok, lp in (row or {}).items():
+            if lp is not None:
+                out[i, int(tok.removeprefix("token_id:"))] = float(lp)
+    return out
 
 
 async def warm(http: httpx.AsyncClient, model: str, prompt: list[int]) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from eval.canary.sampled.draws import Draw
 from eval.canary.sampled.stats import randomized_pit
-from eval.canary.sampled.transforms import processed_logits
+from eval.canary.sampled.transforms import SamplingParams, processed_logits, processed_probs
 
 
 @dataclass
@@ -30,6 +30,7 @@ class DrawVerdict:
     boundary_ties: list[int] = field(default_factory=list)
     greedy_violations: list[int] = field(default_factory=list)
     ref_prob: list[float] = field(default_factory=list)  # the reference's probability of each emitted token
+    decode_tv: list[float] = field(default_factory=list)  # TV(server's decode-time law, re-scored law) per token
 
     def record(self) -> dict[str, object]:
         return {
@@ -39,11 +40,14 @@ class DrawVerdict:
             "boundary_ties": self.boundary_ties,
             "greedy_violations": self.greedy_violations,
             "ref_prob": [round(p, 6) for p in self.ref_prob],
+            "decode_tv": [round(x, 7) for x in self.decode_tv],
         }
 
 
 def judge_draw(draw: Draw, ref: np.ndarray, seed: int, support_slack: float, near_tie_nats: float) -> DrawVerdict:
     verdict = DrawVerdict(index=draw.index)
+    if draw.decode_logprobs is not None:
+        verdict.decode_tv = decode_tvs(draw, ref)
     rng = np.random.default_rng([seed, draw.index, 0x5A3])
     for t, token in enumerate(draw.output):
         raw = ref[t]
@@ -68,3 +72,16 @@ def judge_draw(draw: Draw, ref: np.ndarray, seed: int, support_slack: float, nea
         else:
             verdict.support_violations.append(t)
     return verdict
+
+
+def decode_tvs(draw: Draw, ref: np.ndarray) -> list[float]:
+    """Per position: TV between the law the server sampled from (its decode-time logprobs, transformed) and the
+    re-scored one. Greedy draws compare the raw (temperature 1) laws."""
+    assert draw.decode_logprobs is not None
+    params = draw.params or SamplingParams()
+    out = []
+    for t in range(min(len(draw.decode_logprobs), len(ref))):
+        a = processed_probs(draw.decode_logprobs[t], params)
+        b = processed_probs(ref[t], params)
+        out.append(float(0.5 * np.abs(a - b).sum()))
+    return out

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
 from eval.canary.sampled.draws import Draw, plan_draw, sample, warm, warm_prompt
 from eval.canary.sampled.judge import DrawVerdict, judge_draw
@@ -58,16 +59,25 @@ async def _judge(
 
 
 async def probe_sampled(
-    cohort: Target, reference: Target, cfg: SampledWorkload, vocab: int, dtype: str, out_dir: Path, name: str
+    cohort: Target,
+    reference: Target,
+    cfg: SampledWorkload,
+    vocab: int,
+    dtype: str,
+    out_dir: Path,
+    name: str,
+    measure_decode: bool = False,
 ) -> dict[str, Any]:
     """Probe until decided or out of budget; write draws.jsonl and sampled.json under `out_dir`; return the
-    summary."""
+    summary. `measure_decode`: also ask the cohort for its full-vocabulary logprobs of each step and measure their
+    TV from the re-scored law (on the reference probed against itself: rounding between decode and prefill)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     draws_path = out_dir / "draws.jsonl"
     draws_path.unlink(missing_ok=True)
     test = make_test(cfg, dtype)
     slack = cfg.support_slack_nats.get(dtype, 0.0)
     path: list[dict[str, Any]] = []
+    tvs: list[float] = []
     counts = {"draws": 0, "errors": 0, "greedy_violations": 0, "boundary_ties": 0, "greedy_tokens": 0}
     t0 = time.monotonic()
     gate = asyncio.Semaphore(RESCORE_CONCURRENCY)
@@ -82,17 +92,34 @@ async def probe_sampled(
             index += len(batch)
             if any(d.prefix_hit for d in batch):
                 await warm(http, cohort.model, warm_prompt(cfg, vocab))
-            done = await asyncio.gather(*(sample(http, cohort.model, cfg.max_tokens, d) for d in batch))
+            done = await asyncio.gather(
+                *(sample(http, cohort.model, cfg.max_tokens, d, vocab, measure_decode) for d in batch)
+            )
             verdicts = await asyncio.gather(*(_judge(ref, cohort, cfg, d, vocab, slack, gate) for d in done))
             for draw, verdict in zip(done, verdicts, strict=True):
                 _count(test, counts, draw, verdict)
+                tvs += verdict.decode_tv if verdict else []
                 append_line(draws_path, {**draw.record(), "verdict": verdict.record() if verdict else None})
             path.append({"t_s": round(time.monotonic() - t0, 2), **test.summary()})
             if _decision(test, counts) is not Decision.UNDECIDED:
                 break
     summary = _summary(name, cfg, dtype, test, counts, time.monotonic() - t0, path)
+    if measure_decode:
+        summary["decode_tv"] = _describe(tvs)
     atomic_write_json(out_dir / "sampled.json", summary)
     return summary
+
+
+def _describe(xs: list[float]) -> dict[str, float | int]:
+    if not xs:
+        return {"tokens": 0}
+    a = np.array(xs)
+    return {
+        "tokens": int(a.size),
+        "mean": float(a.mean()),
+        "p99": float(np.percentile(a, 99)),
+        "max": float(a.max()),
+    }
 
 
 def _count(test: SequentialTest, counts: dict[str, int], draw: Draw, verdict: DrawVerdict | None) -> None:
@@ -132,6 +159,7 @@ def _summary(
     return {
         "schema_version": SCHEMA_VERSION,
         "cohort": name,
+        "seed": cfg.seed,
         "dtype": dtype,
         "verdict": verdict_label(decision, counts),
         "wall_s": round(wall, 1),

@@ -62,11 +62,15 @@ def run_sampled(
 
     def probe(cohort: Cohort, target: Target, reference: Target) -> None:
         dtype = served_dtype(cohort, model)
-        out = run.cohort_dir(cohort.name) / "sampled"
-        report(f"sampled: probing {cohort.name} ({dtype}) at {target.base_url}")
-        summary = asyncio.run(probe_sampled(target, reference, cfg, vocab, dtype, out, cohort.name))
-        summaries[cohort.name] = summary
-        report(line(summary))
+        itself = target is reference
+        for k in range(1 if itself else cfg.runs):  # the reference's own control: one run
+            seed = cfg.seed + k
+            one = cfg.model_copy(update={"seed": seed})
+            out = run.cohort_dir(cohort.name) / "sampled" / f"seed{seed}"
+            report(f"sampled: probing {cohort.name} ({dtype}, seed {seed}) at {target.base_url}")
+            summary = asyncio.run(probe_sampled(target, reference, one, vocab, dtype, out, cohort.name, itself))
+            summaries[f"{cohort.name}/seed{seed}"] = summary
+            report(line(summary))
 
     with stacks_factory(ref_cohort) as ref_stack:
         reference = Target(ref_stack.base_url, ref_cohort.model.served_name)
@@ -78,7 +82,7 @@ def run_sampled(
             probe(cohort, Target(stack.base_url, cohort.model.served_name), reference)
 
         def failed(cohort: Cohort, reason: str) -> None:
-            summaries[cohort.name] = {"cohort": cohort.name, "verdict": "INFRA", "error": reason}
+            summaries[cohort.name] = {"cohort": cohort.name, "seed": cfg.seed, "verdict": "INFRA", "error": reason}
             report(f"sampled: {cohort.name}: {reason}")
 
         serve_each(order, stacks_factory, work, failed)
@@ -95,4 +99,5 @@ def line(summary: dict[str, Any]) -> str:
         f"log e {t['log_e']:.2f} (FAIL at {t['e_threshold']:.0f})  TV in [{t['tv_lower']:.4f}, {t['tv_upper']:.4f}]  "
         f"support violations {t['support_violations']}  greedy violations {summary['greedy_violations']}  "
         f"boundary ties {summary['boundary_ties']}  {summary['wall_s']} s"
+        + (f"  decode-vs-rescore TV mean {d['mean']:.2e} max {d['max']:.2e}" if (d := summary.get("decode_tv")) else "")
     )

@@ -1,0 +1,211 @@
+"""Branch coverage of vLLM's speculative code inside the CPU server processes, EngineCore included (issue 27).
+
+coverage.py runs inside every vLLM process of the probed cohorts: a `sitecustomize.py` on the servers'
+PYTHONPATH (a private directory holding coverage, so the cached vLLM environments stay untouched) starts it when
+`COVERAGE_PROCESS_START` is set, with `parallel`, `branch`, `concurrency = multiprocessing,thread` and `include`
+patterns for the vllm paths (naming a vllm package in `source_pkgs` imports torch during site init and
+segfaults). The API server kills EngineCore and its worker at shutdown, so each process also saves from a daemon
+thread every 2 s (re-armed after fork), and the servers get `--shutdown-timeout`.
+
+It runs `specqual probe` on the chosen cohorts with these settings (whatever canary the cohort file asks for:
+`--modes fuzz` for the generated fuzzer, the hand-written modes otherwise), combines the data files and prints
+lines / branches per group, and the branches never taken per group into `--gaps` (for the fuzzer's authors).
+
+    /work/coord/vslot .venv/bin/python benchmarks/bench_coverage.py --cohort stock-off --cohort stock-self4 \\
+        --measure stock-self4 --modes fuzz --run-id cov-fuzz-self4
+    .venv/bin/python benchmarks/bench_coverage.py --report cov-fuzz-self4     # re-read a finished run
+
+Baseline (issue 27, the hand-written canary, self-draft K=4 + MTP 5 combined, lines / branches):
+spec_decode 36/19, rejection_sampler 53/33, sample/ops 6/2, logits_processor 58/38, structured_output 21/2,
+scheduler 51/35.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+COVERAGE = "coverage==7.18.0"
+GROUPS = {
+    "v1/spec_decode/": "vllm/v1/spec_decode/",
+    "v1/sample/rejection_sampler.py": "vllm/v1/sample/rejection_sampler.py",
+    "v1/sample/ops/": "vllm/v1/sample/ops/",
+    "v1/sample/logits_processor/": "vllm/v1/sample/logits_processor/",
+    "v1/structured_output/": "vllm/v1/structured_output/",
+    "v1/core/sched/scheduler.py": "vllm/v1/core/sched/scheduler.py",
+}
+SITECUSTOMIZE = '''\
+"""specqual bench_coverage: coverage.py in every vLLM process (COVERAGE_PROCESS_START), saved every 2 s."""
+import os
+
+if os.environ.get("COVERAGE_PROCESS_START"):
+    try:
+        import threading
+        import time
+
+        import coverage
+
+        coverage.process_startup()
+
+        def _save_forever():
+            while True:
+                time.sleep(2.0)
+                cov = coverage.Coverage.current()
+                if cov is not None:
+                    try:
+                        cov.save()
+                    except Exception:
+                        pass
+
+        def _arm():
+            threading.Thread(target=_save_forever, name="specqual-coverage-saver", daemon=True).start()
+
+        _arm()
+        os.register_at_fork(after_in_child=_arm)
+    except Exception:
+        pass
+'''
+
+
+def cache_dir() -> Path:
+    from eval.stacks.envs import cache_root
+
+    return cache_root() / "coverage-lib" / COVERAGE.replace("==", "-")
+
+
+def ensure_lib() -> Path:
+    """A directory with coverage and the sitecustomize hook (built once, shared)."""
+    lib = cache_dir()
+    if not (lib / "sitecustomize.py").is_file():
+        lib.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(lib), COVERAGE], check=True)
+        (lib / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    return lib
+
+
+def write_rc(data_dir: Path, site_packages: Path) -> Path:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    rc = data_dir / "coveragerc"
+    include = ",\n    ".join(f"*/{p}*" for p in GROUPS.values())
+    rc.write_text(
+        f"[run]\nparallel = True\nbranch = True\nconcurrency = multiprocessing,thread\n"
+        f"data_file = {data_dir}/.coverage\ninclude =\n    {include}\n\n"
+        f"[paths]\nvllm =\n    {site_packages}/vllm/\n    */vllm/\n"
+    )
+    return rc
+
+
+def site_packages(file: str) -> Path:
+    """The stock build's site-packages (the overlays mirror it; [paths] maps their files back onto it)."""
+    from eval.spec.load import load_spec
+    from eval.stacks import ensure_build
+
+    spec = load_spec([file]).spec
+    build = ensure_build(spec, next(iter(spec.builds)))
+    assert build.python is not None
+    out = subprocess.run(
+        [str(build.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(out.stdout.strip())
+
+
+def load_matrix(file: str) -> list[dict[str, Any]]:
+    import yaml
+
+    return list(yaml.safe_load((ROOT / file).read_text())["matrix"]["cohorts"])
+
+
+def probe(args: argparse.Namespace, lib: Path, rc: Path) -> None:
+    cmd = [sys.executable, "-m", "eval.cli", "probe", args.file, "--run-id", args.run_id]
+    for c in args.cohort:
+        cmd += ["--cohort", c]
+    # The launcher puts the build's overlay first on PYTHONPATH and keeps the caller's after it: the hook
+    # directory rides on this process's PYTHONPATH (inert here: COVERAGE_PROCESS_START is only in server.env).
+    # Only the speculative cohorts under measurement run coverage (the reference server's own paths would
+    # count otherwise): the variable goes into those matrix entries' env.
+    names = [c["name"] for c in load_matrix(args.file)]
+    for c in args.measure or args.cohort:
+        cmd += ["-c", f"matrix.cohorts.{names.index(c)}.env.COVERAGE_PROCESS_START={rc}"]
+    cmd += ["-c", "server.args.shutdown_timeout=10"]
+    if args.modes:
+        cmd += ["-c", f"workloads.canary.modes=[{args.modes}]"]
+    for c in args.config or []:
+        cmd += ["-c", c]
+    print("$", " ".join(cmd), flush=True)
+    rest = os.environ.get("PYTHONPATH", "")
+    env = {**os.environ, "PYTHONPATH": f"{lib}:{rest}" if rest else str(lib)}
+    subprocess.run(cmd, cwd=ROOT, check=False, env=env)
+
+
+def combine_and_summarize(data_dir: Path, rc: Path, lib: Path) -> dict[str, Any]:
+    env = {"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}
+    py = [sys.executable, "-m", "coverage"]
+    subprocess.run([*py, "combine", f"--rcfile={rc}", "--keep"], cwd=data_dir, env=env, check=False)
+    out = data_dir / "coverage.json"
+    subprocess.run([*py, "json", f"--rcfile={rc}", "-o", str(out), "-q"], cwd=data_dir, env=env, check=False)
+    files = json.loads(out.read_text())["files"]
+    groups: dict[str, Any] = {}
+    for name, pattern in GROUPS.items():
+        mine = {f: d for f, d in files.items() if pattern in f}
+        s = [d["summary"] for d in mine.values()]
+        lines, lines_hit = sum(x["num_statements"] for x in s), sum(x["covered_lines"] for x in s)
+        br, br_hit = sum(x["num_branches"] for x in s), sum(x["covered_branches"] for x in s)
+        missing = [f"{f.split('vllm/', 1)[-1]}:{a}->{b}" for f, d in mine.items() for a, b in d["missing_branches"]]
+        groups[name] = {
+            "files": len(mine),
+            "lines": [lines_hit, lines],
+            "branches": [br_hit, br],
+            "missing_branches": missing,
+        }
+    return groups
+
+
+def show(groups: dict[str, Any]) -> None:
+    print(f"{'group':<34} {'files':>5} {'lines':>14} {'branches':>14}")
+    for name, g in groups.items():
+        (lh, lt), (bh, bt) = g["lines"], g["branches"]
+        lp = f"{100 * lh / lt:.0f}%" if lt else "-"
+        bp = f"{100 * bh / bt:.0f}%" if bt else "-"
+        print(f"{name:<34} {g['files']:>5} {lh:>5}/{lt:<5}{lp:>4} {bh:>5}/{bt:<5}{bp:>4}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--file", default="cohorts/bugzoo-cpu.yaml")
+    ap.add_argument("--cohort", action="append", default=[])
+    ap.add_argument("--measure", action="append", help="cohorts whose servers run coverage (default: --cohort)")
+    ap.add_argument("--modes", help="override workloads.canary.modes, e.g. fuzz")
+    ap.add_argument("-c", "--config", action="append", help="more overrides for specqual probe")
+    ap.add_argument("--run-id", required=True)
+    ap.add_argument("--report", action="store_true", help="only combine and report a finished run")
+    ap.add_argument("--gaps", type=Path, help="write the never-taken branches per group here (markdown)")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    lib = ensure_lib()
+    data_dir = ROOT / "results" / args.run_id / "coverage"
+    rc = data_dir / "coveragerc"
+    if not args.report:
+        rc = write_rc(data_dir, site_packages(args.file))
+        probe(args, lib, rc)
+    groups = combine_and_summarize(data_dir, rc, lib)
+    (data_dir / "groups.json").write_text(json.dumps(groups, indent=1))
+    show(groups)
+    if args.gaps:
+        lines = [f"# Branches never taken in run {args.run_id} (benchmarks/bench_coverage.py)\n"]
+        for name, g in groups.items():
+            lines.append(f"\n## {name}: {g['branches'][0]}/{g['branches'][1]} branches\n")
+            lines += [f"- {m}\n" for m in g["missing_branches"]]
+        args.gaps.write_text("".join(lines))
+
+
+if __name__ == "__main__":
+    main()

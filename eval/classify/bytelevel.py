@@ -101,11 +101,18 @@ _MALTESE_LOWER = frozenset("\u010b\u0121\u0127\u017c")
 
 
 def _leading_marker_spans(fieldname: str, text: str) -> list[Span]:
-    found = [m for m in _LEADING_MARKER.finditer(text) if not _in_backticks(text, m.start(), m.group())]
+    if "\u0120" not in text and "\u010a" not in text:
+        return []
+    found = []
+    for m in _LEADING_MARKER.finditer(text):
+        if not _in_backticks(text, m.start(), m.group()):
+            found.append(m)
+            if len(found) >= MAX_SPANS:
+                break
     if len(found) < LEADING_MARKERS_MIN or not _MALTESE_LOWER.isdisjoint(text):
         return []
     why = "space markers of byte-level pieces before words"
-    return [span_at(fieldname, text, m.start(), m.end(), why) for m in found[:MAX_SPANS]]
+    return [span_at(fieldname, text, m.start(), m.end(), why) for m in found]
 
 
 def _in_backticks(text: str, start: int, word: str) -> bool:

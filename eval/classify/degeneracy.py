@@ -35,7 +35,7 @@ COMPRESSION_CHARS = 1024
 COMPRESSION_MIN_BYTES = 384  # below that zlib's own overhead dominates the ratio
 WINDOW_TOKENS = 64
 MIN_LINE_WORDS = 3  # a line of prose is a sentence or a piece of one
-TOKEN_CHARS = 768  # enough characters for WINDOW_TOKENS tokens of prose in any script
+TOKEN_CHARS = 512  # enough characters for WINDOW_TOKENS tokens of prose (8 characters a token)
 MIN_TOKENS = 12  # fewer tokens say nothing about distinct trigrams
 MAX_UNIT_TOKENS = 8
 STATISTICS = ("compression", "distinct3", "periodicity", "function_run")
@@ -43,6 +43,8 @@ LOW_IS_DEGENERATE = frozenset({"compression", "distinct3"})
 
 # Tokens: one CJK/kana/hangul character, a run of letters and digits, or a run of other non-space characters
 # (`=====` and `.)` are one token each).
+# The same where no CJK character is, in C: ASCII punctuation set apart by spaces, then split (`_` joins words).
+_SPACED_PUNCTUATION = {ord(c): f" {c} " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~"}
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+|[^\w\s]+")
 # A chunk of prose between spaces: letters (words joined by hyphens, apostrophes or CJK punctuation), maybe
@@ -191,9 +193,12 @@ INTERJECTIONS = frozenset(
     ]
 )
 _RUN_SEPARATORS = frozenset(",")  # `the, the, of, …`: commas do not break a run of function words
+_TOKEN_CLASS = {**dict.fromkeys(FUNCTION_WORDS, "f"), **dict.fromkeys(_RUN_SEPARATORS, "")}
 _SEP = "\x00"
-# The shortest unit of 1-8 tokens at a position, and as many whole repetitions of it as follow (in C).
-_PERIODIC = re.compile(rf"(?<![^\x00])((?:[^\x00]+\x00){{1,{MAX_UNIT_TOKENS}}}?)\1+")
+# The shortest unit of 1-8 tokens at a position repeated at least MIN_REPS times in all (in C): fewer are
+# not measured (periodicity 1.0), in calibration and classification alike.
+MIN_REPS = 3
+_PERIODIC = re.compile(rf"(?<![^\x00])((?:[^\x00]+\x00){{1,{MAX_UNIT_TOKENS}}}?)\1{{{MIN_REPS - 1},}}")
 # A line without any of these is prose as it stands; one with them is checked chunk by chunk.
 _CODE_HINT = re.compile(r"[\d/\\_=(){}\[\]<>@#$%&|~^]|[-*+.:]{3}")
 
@@ -220,7 +225,11 @@ def prose(text: str, limit: int = TAIL_CHARS) -> str:
         text = _FENCE.sub("\n", text).replace("`", "")  # inline code stays: its names are words of the sentence
     keep: list[str] = []
     size = 0
-    for line in reversed(text.split("\n")):
+    end = len(text)
+    while end >= 0 and size < limit:  # lines from the end, until enough prose (a long field is never split)
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        end = start - 1
         stripped = line.strip()
         if not stripped or line.startswith(("    ", "\t")) or stripped.count("|") >= 2:
             continue
@@ -230,18 +239,17 @@ def prose(text: str, limit: int = TAIL_CHARS) -> str:
         if not _CODE_HINT.search(stripped) or 3 * len(_WORD.findall(stripped)) > 2 * len(stripped.split()):
             keep.append(stripped)
             size += len(stripped) + 1
-            if size >= limit:
-                break
     return "\n".join(reversed(keep))[-limit:]
 
 
 def statistics(text: str, compression: bool = True) -> Statistics:
     """The four statistics of `text`'s prose (its last TAIL_CHARS characters). `compression=False` leaves the
     compression ratio out (None): it only corroborates, so the classifier measures it only for the evidence."""
-    tail = prose(text[-4 * TAIL_CHARS :])  # lines of code or data around the prose are dropped
+    tail = prose(text[-4 * TAIL_CHARS :], TAIL_CHARS if compression else TOKEN_CHARS)
     raw = tail[-COMPRESSION_CHARS:].encode("utf-8", "surrogatepass") if compression else b""
     ratio = len(zlib.compress(raw, 9)) / len(raw) if compression and len(raw) >= COMPRESSION_MIN_BYTES else None
-    tokens = _TOKEN.findall(tail[-TOKEN_CHARS:].lower())
+    window = tail[-TOKEN_CHARS:].lower()
+    tokens = _TOKEN.findall(window) if _CJK.search(window) else window.translate(_SPACED_PUNCTUATION).split()
     if not INTERJECTIONS.isdisjoint(tokens):
         tokens = [t for t in tokens if t not in INTERJECTIONS]
     tokens = tokens[-WINDOW_TOKENS:]
@@ -250,12 +258,13 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     distinct3 = distinct / len(trigrams) if len(tokens) >= MIN_TOKENS else None
     # More than 2.5 repetitions of a unit repeat a trigram ((a, a, a) for a unit of one token): without one,
     # the periodicity is not measured (1.0), in calibration and classification alike.
-    periodic = distinct < len(trigrams) or any(a == b == c for a, b, c in trigrams)
+    periodic = distinct < len(trigrams) or any(map(str.__eq__, tokens, tokens[1:]))
     return Statistics(ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens))
 
 
 def _periodicity(tokens: list[str]) -> float:
-    """Most back-to-back repetitions of a unit of 1-8 tokens that holds a letter (`0, 0, 0` is data)."""
+    """Most back-to-back repetitions (MIN_REPS or more) of a unit of 1-8 tokens that holds a letter (`0, 0, 0`
+    is data); 1.0 when there are none."""
     joined = _SEP.join(tokens) + _SEP
     best = 1.0
     for m in _PERIODIC.finditer(joined):
@@ -267,8 +276,8 @@ def _periodicity(tokens: list[str]) -> float:
 
 
 def _function_run(tokens: list[str]) -> int:
-    classes = "".join("f" if t in FUNCTION_WORDS else "," if t in _RUN_SEPARATORS else "o" for t in tokens)
-    return max((len(run.replace(",", "")) for run in classes.split("o")), default=0)
+    classes = "".join([_TOKEN_CLASS.get(t, "o") for t in tokens])
+    return max(map(len, classes.split("o")))
 
 
 @cache

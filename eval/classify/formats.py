@@ -85,9 +85,9 @@ _FAMILIES: dict[str, tuple[Marker, ...]] = {
     "pythonic": (),
     "harmony": (
         _m("harmony_token", r"<\|(?:channel|call|message|constrain|start|end|return)\|>"),
-        _m("harmony_recipient", r"\bto=functions\.[A-Za-z_][\w.-]{0,80}"),
+        _m("harmony_recipient", r"t(?<!\wt)o=functions\.[A-Za-z_][\w.-]{0,80}"),
         # Harmony with its special tokens rendered as empty strings: `...analysis text.assistantfinalfour`.
-        _m("harmony_stripped", r"(?<![A-Za-z])assistant(?:final|commentary|analysis)"),
+        _m("harmony_stripped", r"a(?<![A-Za-z]a)ssistant(?:final|commentary|analysis)"),
     ),
     "deepseek": (
         _m("deepseek_token", "<" + _BAR + "tool" + _SEP + "(?:calls?|outputs?)" + _SEP + "(?:begin|end)" + _BAR + ">"),
@@ -134,7 +134,8 @@ def _family_markers(fmt: str) -> tuple[Marker, ...]:
 
 
 MARKERS: dict[str, tuple[Marker, ...]] = {fmt: _family_markers(fmt) for fmt in FORMATS}
-# One search per field decides whether any marker can be present (the fast path for clean text).
+# One search per field decides whether any marker can be present (the fast path for clean text). Every marker
+# starts with a literal character (lookbehinds come after it), so the regex engine skips ahead in C.
 _ANY_TEXT = {
     fmt: re.compile("|".join(m.pattern.pattern for m in markers) or r"(?!)") for fmt, markers in MARKERS.items()
 }

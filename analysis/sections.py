@@ -145,7 +145,7 @@ def sequential(result: Analysis) -> list[Block]:
         rows.append([s.label, o.decision, f"{o.instances:,} of {o.of:,}", pts(o.estimate), f"{pts(o.upper)}"])
     if not rows:
         return []
-    stops = [f"{s.label}: {s.early_stop.get('reason')}" for s in result.summaries.values() if s.early_stop]
+    stops = [f"{s.label}: {verdict.stop_sentence(s.early_stop)}" for s in result.summaries.values() if s.early_stop]
     said: list[Block] = [Para("The run stopped these cohorts' rollouts once the test had decided:"), Bullets(stops)]
     return [
         Heading(2, "Early stopping (anytime-valid sequential test)"),

@@ -25,6 +25,8 @@ The rule (written into every report):
 
 from __future__ import annotations
 
+from typing import Any
+
 from analysis import fmt, planning
 from analysis.fmt import pct
 from analysis.paired import PairedComparison
@@ -89,6 +91,16 @@ def _corruption(s: CohortSummary, fails: list[str], notes: list[str], missing: l
         notes.append(f"{msg} <= {limit}")
 
 
+def stop_sentence(early_stop: dict[str, Any]) -> str:
+    """Where a run stopped a cohort's rollouts (its `early_stop.json`), without bounds: the accuracy sentence
+    quotes the drop's one confidence sequence, over everything graded (the stop's own record quotes the bounds
+    of the moment it asked, which differ once the units in flight are graded)."""
+    decision, at, of = early_stop.get("decision"), early_stop.get("decided_at"), early_stop.get("planned")
+    if decision and at and of:
+        return f"{decision} decided at instance {at} of {of} in the shared order"
+    return str(decision or "decided")
+
+
 def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], notes: list[str], missing: list[str]):
     if s.units is None:
         if s.probes_total:
@@ -106,7 +118,7 @@ def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], 
     if s.early_stop:
         # The run stopped scheduling this cohort once the test had decided: the instances it left out are not
         # missing data but the saving; the decision below is the one it stopped on (the same prefix, same order).
-        notes.append(f"rollouts stopped early: {s.early_stop.get('reason', 'decided')}")
+        notes.append(f"rollouts stopped early: {stop_sentence(s.early_stop)}")
     elif unshared > float(s.policy["max_infra_rate"]):
         missing.append(
             f"only {cmp.instances} of {cmp.instances_union} instances were graded in both this cohort and "
@@ -115,8 +127,14 @@ def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], 
         return
     margin = float(s.policy["non_inferiority_margin"])
     lo, hi = cmp.drop_ci
+    # The one bound a reason prints: the drop's confidence sequence over every instance both cohorts graded (the
+    # two one-sided (1 - alpha) bounds the test decides on). The early stop's own record quotes the bounds at the
+    # moment it asked, before the units in flight finished; the reason says only where it stopped.
     level = f"{100 * cmp.drop_ci_level:.0f}% confidence sequence"
-    msg = f"drop vs {s.control} {pts(-cmp.diff)} ({level} {pts(lo)} .. {pts(hi)}, margin {100 * margin:.2f} pts)"
+    msg = (
+        f"drop vs {s.control} {pts(-cmp.diff)} ({level} {pts(lo)} .. {pts(hi)}: the anytime-valid bounds of the drop "
+        f"over the {cmp.instances:,} instances both graded, margin {100 * margin:.2f} pts)"
+    )
     seq = cmp.sequential
     at = f"decided at instance {seq.instances:,} of {seq.of:,}" if seq else ""
     if seq is not None and seq.decision == "FAIL":

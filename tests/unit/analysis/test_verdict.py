@@ -187,3 +187,17 @@ def test_a_cohort_corrupting_most_trajectories_fails_within_a_few_instances() ->
     df = pd.concat([units("off", [], instances=20), units("mtp", [*range(0, 60, 2), 1, 7, 13], instances=20)])
     t = corruption.excess_test(df, "mtp", "off", 0.02, 0.05)
     assert t is not None and t.significant and t.decided_at is not None and t.decided_at <= 12 and t.lower > 0.02
+
+
+def test_an_early_stopped_cohort_quotes_one_bound_and_says_what_it_is() -> None:
+    # The stopper's record holds the bounds of the moment it asked (here -14.90 .. +14.90 at instance 27); the
+    # reason quotes only the confidence sequence over every instance graded, once (issue 31: two different bounds).
+    said = "PASS decided at instance 27 of 30 in the shared order (drop bounds -14.90 .. +14.90 pts)"
+    stop = {"decision": "PASS", "decided_at": 27, "planned": 30, "lower": -0.149, "upper": 0.149, "reason": said}
+    verdict, reason = decide(summary(early_stop=stop), comparison(-0.02, 0.02))
+    assert verdict == "PASS"
+    assert "rollouts stopped early: PASS decided at instance 27 of 30 in the shared order" in reason
+    assert "14.90" not in reason and "drop bounds" not in reason
+    bounds = re.findall(r"[-+]\d+\.\d\d pts \.\. [-+]\d+\.\d\d pts", reason)
+    assert bounds == ["-2.00 pts .. +2.00 pts"], reason
+    assert "90% confidence sequence -2.00 pts .. +2.00 pts: the anytime-valid bounds of the drop over the 500" in reason

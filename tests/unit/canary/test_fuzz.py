@@ -14,7 +14,7 @@ from eval.canary.fuzz.space import KNOWN, fetch_space, space_from_openapi
 from eval.canary.prompts import PromptBook
 from tests.doubles.toy_lm import FIELDS, ToyServer, toy_tokenize
 
-CASES = 8
+CASES = 6
 
 
 def _gen(space) -> GenContext:  # type: ignore[no-untyped-def]

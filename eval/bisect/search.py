@@ -89,11 +89,18 @@ def bisect(
     last = test(n - 1)
     if last != "bad":
         return _result(labels, reproducer, repeats, order, None, None, "all_good" if last == "good" else "undecided")
-    if n == 1 or test(0) == "bad":
+    if n == 1:
         return _result(labels, reproducer, repeats, order, 0, None, "first_is_bad")
-    if steps[0].outcome == "skip":
+    # The oldest testable build is the lower end: untestable old builds (a release that does not install, or
+    # lacks the feature) are walked past one by one.
+    lo = 0
+    while lo < n - 1 and test(lo) == "skip":
+        lo += 1
+    if lo == n - 1:
         return _result(labels, reproducer, repeats, order, n - 1, None, "undecided")
-    lo, hi = 0, n - 1
+    if steps[lo].outcome == "bad":
+        return _result(labels, reproducer, repeats, order, lo, None, "first_is_bad")
+    hi = n - 1
     skipped: set[int] = set()
     while True:
         i = _nearest_untested(lo, hi, skipped)

@@ -101,6 +101,14 @@ def test_untestable_builds_are_skipped_and_the_boundary_stays_honest() -> None:
     assert (rec.first_bad, rec.last_good, rec.status) == (5, 4, "found")
 
 
+def test_untestable_oldest_builds_are_walked_past() -> None:
+    outcome = {0: 125, 1: 125, 2: 0, 3: 0, 4: 1, 5: 1}
+    rec = bisect([str(i) for i in range(6)], lambda i: outcome[i])
+    assert (rec.first_bad, rec.last_good, rec.status) == (4, 3, "found")
+    assert [s.outcome for s in rec.steps][:4] == ["bad", "skip", "skip", "good"]
+    assert bisect(["only"], lambda i: 1).status == "first_is_bad"
+
+
 def test_ends_and_errors() -> None:
     assert bisect(["a", "b"], lambda i: 0).status == "all_good"
     assert bisect(["a", "b", "c"], lambda i: 1).status == "first_is_bad"

@@ -158,7 +158,10 @@ def train_once(out_dir: Path, seed: int, opts: Organism) -> Path:
         from eval.models.organism.train import train
 
         stats = train(tmp, tokenizer, opts, seed)
-        return {"seed": seed, "options": asdict(opts), "training": stats}
+        # What the weights came out as: the same inputs and library versions give the same bits (the demo's
+        # organism test compares it with the committed example's).
+        weights = hashlib.sha256((tmp / "model.safetensors").read_bytes()).hexdigest()
+        return {"seed": seed, "options": asdict(opts), "training": stats, "weights_sha256": weights}
 
     return build_once(target, DONE_MARKER, write)
 

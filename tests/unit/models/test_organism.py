@@ -186,3 +186,17 @@ def test_a_served_dtype_other_than_float32_is_declared_over_the_same_trained_wei
     record = json.loads((bf16 / build.DONE_MARKER).read_text())
     assert record["declared_dtype"] == "bfloat16" and record["weights_from"] == model_dir.name
     assert build.cache_key(0, build.Organism.from_options(TINY)) == model_dir.name.removeprefix("organism-")
+
+
+def test_the_cache_key_holds_the_versions_of_the_libraries_that_shape_the_weights() -> None:
+    import torch
+    import transformers
+
+    opts = build.Organism.from_options(TINY)
+    installed = build.library_versions()
+    assert set(build.WEIGHT_LIBRARIES) <= set(installed) and installed["transformers"] == transformers.__version__
+    assert installed["torch"] == torch.__version__
+    assert build.cache_key(0, opts) == build.cache_key(0, opts, installed)
+    for name in build.WEIGHT_LIBRARIES:  # another release of any of them: another organism directory
+        other = {**installed, name: installed[name] + ".other"}
+        assert build.cache_key(0, opts, other) != build.cache_key(0, opts), name

@@ -28,6 +28,7 @@ from rich.console import Console
 
 from eval.canary.fuzz.api import judge_case
 from eval.canary.fuzz.case import Case, Finding
+from eval.canary.fuzz.coverage import steps_from_logs
 from eval.canary.fuzz.execute import records_of
 from eval.canary.fuzz.generate import GenContext, generate_case
 from eval.canary.fuzz.mode import gen_context, stack_facts
@@ -35,6 +36,7 @@ from eval.canary.fuzz.shrink import shrink
 from eval.canary.fuzz.space import fetch_space
 from eval.canary.prompts import PromptBook, local_tokenizer
 from eval.canary.records import ProbeRecord
+from store.acceptance import acceptance
 
 
 def known_stock_bug(rec: ProbeRecord, ref: ProbeRecord | None) -> bool:
@@ -103,6 +105,15 @@ def shrink_first(case: Case, cohort_url: str, ref_url: str, model: str, checks: 
             "fails_alone": f"{sum(alone)}/3", "case": small.model_dump(mode="json")}  # fmt: skip
 
 
+def scrape(base_url: str) -> dict[str, Any]:
+    """One /metrics snapshot in metrics.jsonl's shape (eval/stacks/metrics.py)."""
+    import httpx
+
+    from eval.stacks.metrics import summarize
+
+    return summarize([httpx.get(base_url.rstrip("/") + "/metrics", timeout=30).text])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("file")
@@ -135,6 +146,7 @@ def main() -> None:
         urls = {c: es.enter_context(factory(loaded.cohort(c))).base_url for c in args.cohort}
         console.print(f"stacks ready in {time.monotonic() - t0:.0f} s")
         space = fetch_space(ref.base_url)
+        before = {c: scrape(u) for c, u in urls.items()}
         for seed in [int(s) for s in args.seeds.split(",")]:
             gen = gen_context(cfg, PromptBook(tokenize, seed), space, stack_facts(loaded))
             for cohort, url in urls.items():
@@ -148,8 +160,19 @@ def main() -> None:
                     row["shrunk"] = shrink_first(case, url, ref.base_url, served, args.shrink)
                 with args.out.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(row) + "\n")
+                row["first_failing_case"] = None
                 console.print(f"{cohort} seed {seed}: {row['cases']} cases, {row['fails']} failing findings, "
                               f"{row['known_stock_bug']} known stock bug, {row['fail_reasons'][:2]}")  # fmt: skip
+        for cohort, url in urls.items():
+            k = loaded.cohort(cohort).speculative.num_speculative_tokens or 0
+            found = acceptance([before[cohort], scrape(url)])
+            cov = {"cohort": cohort, "coverage": True, "acceptance": None if found is None else found.as_dict(),
+                   "steps": steps_from_logs(work / cohort, k) if k else None}  # fmt: skip
+            with args.out.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(cov) + "\n")
+            console.print(
+                f"{cohort}: acceptance {cov['acceptance'] and cov['acceptance']['rate']}, steps {cov['steps']}"
+            )
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ class DrawVerdict:
     greedy_violations: list[int] = field(default_factory=list)
     ref_prob: list[float] = field(default_factory=list)  # the reference's probability of each emitted token
     decode_tv: list[float] = field(default_factory=list)  # TV(server's decode-time law, re-scored law) per token
+    decode_gap: list[float] = field(default_factory=list)  # max |decode-time - re-scored raw logprob| per token
 
     def record(self) -> dict[str, object]:
         return {
@@ -41,6 +42,7 @@ class DrawVerdict:
             "greedy_violations": self.greedy_violations,
             "ref_prob": [round(p, 6) for p in self.ref_prob],
             "decode_tv": [round(x, 7) for x in self.decode_tv],
+            "decode_gap": [round(x, 7) for x in self.decode_gap],
         }
 
 
@@ -48,6 +50,7 @@ def judge_draw(draw: Draw, ref: np.ndarray, seed: int, support_slack: float, nea
     verdict = DrawVerdict(index=draw.index)
     if draw.decode_logprobs is not None:
         verdict.decode_tv = decode_tvs(draw, ref)
+        verdict.decode_gap = decode_logprob_gaps(draw, ref)
     rng = np.random.default_rng([seed, draw.index, 0x5A3])
     for t, token in enumerate(draw.output):
         raw = ref[t]
@@ -84,4 +87,16 @@ def decode_tvs(draw: Draw, ref: np.ndarray) -> list[float]:
         a = processed_probs(draw.decode_logprobs[t], params)
         b = processed_probs(ref[t], params)
         out.append(float(0.5 * np.abs(a - b).sum()))
+    return out
+
+
+def decode_logprob_gaps(draw: Draw, ref: np.ndarray, floor: float = -20.0) -> list[float]:
+    """Per position: the largest |decode-time raw logprob - re-scored raw logprob| over tokens above `floor`
+    (the rounding a top-k / top-p boundary can see)."""
+    assert draw.decode_logprobs is not None
+    out = []
+    for t in range(min(len(draw.decode_logprobs), len(ref))):
+        a, b = draw.decode_logprobs[t], ref[t]
+        keep = np.isfinite(a) & np.isfinite(b) & (b > floor)
+        out.append(float(np.abs(a[keep] - b[keep]).max()) if keep.any() else 0.0)
     return out

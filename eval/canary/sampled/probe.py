@@ -78,6 +78,7 @@ async def probe_sampled(
     slack = cfg.support_slack_nats.get(dtype, 0.0)
     path: list[dict[str, Any]] = []
     tvs: list[float] = []
+    gaps: list[float] = []
     counts = {"draws": 0, "errors": 0, "greedy_violations": 0, "boundary_ties": 0, "greedy_tokens": 0}
     t0 = time.monotonic()
     gate = asyncio.Semaphore(RESCORE_CONCURRENCY)
@@ -99,6 +100,7 @@ async def probe_sampled(
             for draw, verdict in zip(done, verdicts, strict=True):
                 _count(test, counts, draw, verdict)
                 tvs += verdict.decode_tv if verdict else []
+                gaps += verdict.decode_gap if verdict else []
                 append_line(draws_path, {**draw.record(), "verdict": verdict.record() if verdict else None})
             path.append({"t_s": round(time.monotonic() - t0, 2), **test.summary()})
             if _decision(test, counts) is not Decision.UNDECIDED:
@@ -106,6 +108,7 @@ async def probe_sampled(
     summary = _summary(name, cfg, dtype, test, counts, time.monotonic() - t0, path)
     if measure_decode:
         summary["decode_tv"] = _describe(tvs)
+        summary["decode_logprob_gap"] = _describe(gaps)
     atomic_write_json(out_dir / "sampled.json", summary)
     return summary
 

@@ -90,14 +90,20 @@ def run_sampled(
 
 
 def line(summary: dict[str, Any]) -> str:
-    """One line per cohort: verdict, tokens tested, e-value, TV bounds, support violations, time."""
+    """One line per run: verdict, tokens tested, e-value, TV bounds, support violations, time."""
     if "test" not in summary:
         return f"{summary['cohort']}: {summary['verdict']} ({summary.get('error', '')})"
     t = summary["test"]
-    return (
-        f"{summary['cohort']}: {summary['verdict']}  draws {summary['draws']}  tokens {t['tokens']}  "
-        f"log e {t['log_e']:.2f} (FAIL at {t['e_threshold']:.0f})  TV in [{t['tv_lower']:.4f}, {t['tv_upper']:.4f}]  "
-        f"support violations {t['support_violations']}  greedy violations {summary['greedy_violations']}  "
-        f"boundary ties {summary['boundary_ties']}  {summary['wall_s']} s"
-        + (f"  decode-vs-rescore TV mean {d['mean']:.2e} max {d['max']:.2e}" if (d := summary.get("decode_tv")) else "")
+    text = (
+        f"{summary['cohort']} seed {summary.get('seed')}: {summary['verdict']}  draws {summary['draws']}  "
+        f"tokens {t['tokens']}  log e {t['log_e']:.2f} (FAIL at {t['e_threshold']:.0f})  "
+        f"TV in [{t['tv_lower']:.4f}, {t['tv_upper']:.4f}]  support violations {t['support_violations']}  "
+        f"greedy violations {summary['greedy_violations']}  boundary ties {summary['boundary_ties']}  "
+        f"{summary['wall_s']} s"
     )
+    tv, gap = summary.get("decode_tv", {}), summary.get("decode_logprob_gap", {})
+    if tv.get("tokens"):
+        text += f"  decode-vs-rescore TV mean {tv['mean']:.2e} p99 {tv['p99']:.2e} max {tv['max']:.2e}"
+    if gap.get("tokens"):
+        text += f"  logprob gap p99 {gap['p99']:.2e} max {gap['max']:.2e}"
+    return text

@@ -39,7 +39,7 @@ _INNER_SPACE = frozenset("\u0120\u010a")
 def _plausible(ch: str) -> bool:
     o = ord(ch)
     return (
-        0x00C0 <= o <= 0x024F  # accented Latin
+        0x00C0 <= o <= 0x01BF  # accented Latin (not U+01C0-U+024F: Turkish `Çık` decodes to the rare `Ǐk`)
         or 0x0370 <= o <= 0x03FF  # Greek
         or 0x0400 <= o <= 0x045F  # basic Cyrillic
         or 0x2000 <= o <= 0x2BFF  # punctuation, arrows, symbols

@@ -108,6 +108,7 @@ REAL_LETTERS = [
     "L-Ċentru tal-belt u l-Ġnien",
     "Masaĉuseco kaj Ĉinio estas lokoj; ŝi manĝas ĉiutage.",  # Esperanto: ĉ is a letter, not a tab marker
     "Zażółć gęślą jaźń, Łódź",
+    "Çıkış yapmak için Çıkar düğmesine basın.",  # Turkish: `Çı` maps to bytes of the rare `Ǐ`
 ]
 
 

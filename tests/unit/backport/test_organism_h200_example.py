@@ -3,7 +3,9 @@
 Made by scripts/gpu/qualify-on-node.sh with `--rollouts` (cohorts/organism-h200.yaml, docs/scale/gpu.md) and graded,
 classified and reported here. Over NIXL prefill/decode on one H200, vLLM 0.26.0 as released with MTP 5 resolves
 0/60 where MTP off resolves 59/60, and FAILs; the PR 55178 backport with MTP 5 resolves 59/60 and PASSes. On one
-server, where 0.26.0 gives agent traffic no one-token tail, every cohort resolves 59/60.
+server, where 0.26.0 gives agent traffic no one-token tail, every cohort resolves 59/60. At bfloat16 over P/D the
+committed run's "both MTP-off controls 0/60" did not reproduce on two fresh nodes: which cohorts break changes from
+node to node (issue 31; docs/scale/gpu.md, "bfloat16 over P/D: not reproducible").
 """
 
 from __future__ import annotations
@@ -112,31 +114,57 @@ def test_the_served_weights_are_the_cpu_trained_organism() -> None:
 
 
 BF16 = EXAMPLES / "organism-h200-pd-bf16-20261204"
+FRESH = [EXAMPLES / "organism-h200-pd-bf16-fresh1-2106", EXAMPLES / "organism-h200-pd-bf16-fresh2-2113"]
+OFF = ("released-off-pd1gpu", "backport-off-pd1gpu")
 
 
-def test_at_bf16_the_mtp_off_controls_break_and_the_gate_ships_nothing() -> None:
+def test_the_committed_bf16_run_is_one_draw_marked_not_reproduced() -> None:
+    # What that run recorded (kept as it was): both MTP-off controls 0/60, backport MTP 5 59/60 ...
     c = cohorts(BF16)
-    assert {n: (s["resolved"], s["verdict"]) for n, s in c.items()} == {
-        "released-off-pd1gpu": (0, "FAIL"),
-        "released-mtp5-pd1gpu": (0, "FAIL"),
-        "backport-off-pd1gpu": (0, "FAIL"),
-        "backport-mtp5-pd1gpu": (59, "FAIL"),
+    assert {n: c[n]["resolved"] for n in c} == {
+        "released-off-pd1gpu": 0,
+        "released-mtp5-pd1gpu": 0,
+        "backport-off-pd1gpu": 0,
+        "backport-mtp5-pd1gpu": 59,
     }
-    for control in ("released-off-pd1gpu", "backport-off-pd1gpu"):
-        assert c[control]["corrupted_trajectories"] >= 26 and "ceiling" in c[control]["reason"]
-    assert "canary" in c["backport-mtp5-pd1gpu"]["reason"] and c["backport-mtp5-pd1gpu"]["acceptance"] >= 0.5
     stack = read(BF16 / "backport-mtp5-pd1gpu" / "stack.json")
     for command in stack["commands"]:
         if command["role"] != "router":
             argv = command["argv"]
             assert argv[argv.index("--dtype") + 1] == "bfloat16"
             assert argv[argv.index("--model") + 1].endswith("-bfloat16")  # config.json declares bfloat16
+    # ... and its README no longer presents that as the MTP-off path's behaviour.
+    assert "Not reproduced" in (BF16 / "README.md").read_text()
 
 
-def test_at_bf16_the_control_calls_submit_at_once() -> None:
-    units = sorted((BF16 / "released-off-pd1gpu" / "units").iterdir())
-    assert units
-    for unit in units:
-        first = json.loads((unit / "r0" / "trajectory.jsonl").read_text().splitlines()[0])
-        assert first["tool_calls"][0]["function"]["name"] == "submit"
-        assert read(unit / "r0" / "grade.json")["status"] == "empty_patch"
+def test_on_fresh_nodes_the_bf16_pd_corruption_is_not_a_property_of_mtp_off() -> None:
+    first, second = (cohorts(run) for run in FRESH)
+    # Node 1: the two MTP-off cohorts (the same code, the same prompts) disagree: 59/60 against 0/60.
+    assert (first[OFF[0]]["resolved"], first[OFF[1]]["resolved"]) == (59, 0)
+    # Node 2: a different set breaks, the reference and backport MTP 5 (59/60 on node 1) included.
+    assert second[OFF[0]]["resolved"] <= 5 and second["backport-mtp5-pd1gpu"]["resolved"] == 0
+    assert first["backport-mtp5-pd1gpu"]["resolved"] == 59
+    broken = [{n for n, s in run.items() if s["resolved"] < 30} for run in (first, second)]
+    assert broken[0] != broken[1]
+    # Even the canary's lone one-token tails differ between the MTP-off cohorts on node 1, from the first token.
+    for k in range(4):
+        a, b = (read(FRESH[0] / c / "probes" / f"fresh-{k:03d}-target.json") for c in OFF)
+        assert a["output_token_ids"][0] != b["output_token_ids"][0]
+
+
+@pytest.mark.parametrize("run", FRESH, ids=lambda p: p.name)
+def test_fresh_bf16_runs_were_isolated_bf16_and_the_same_command(run: Path) -> None:
+    assert read(run / "side-channels.json")["ok"] and read(run / "handshakes.json")["ok"]
+    placement = read(run / "placement.json")
+    assert placement["gpus_used"] == 1 and all(p["cohort"] for p in placement["processes"])
+    assert len(placement["processes"]) == 8
+    argv = read(run / "run.json")["argv"]
+    assert "model.dtype=bfloat16" in argv and "--rollouts" in argv and "--no-warm" in argv
+    assert (
+        argv[argv.index("--cohorts") + 1]
+        == "released-off-pd1gpu,released-mtp5-pd1gpu,backport-off-pd1gpu,backport-mtp5-pd1gpu"
+    )
+    for name in OFF:
+        for command in read(run / name / "stack.json")["commands"]:
+            if command["role"] != "router":
+                assert command["argv"][command["argv"].index("--dtype") + 1] == "bfloat16"

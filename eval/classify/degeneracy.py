@@ -43,8 +43,7 @@ LOW_IS_DEGENERATE = frozenset({"compression", "distinct3"})
 
 # Tokens: one CJK/kana/hangul character, a run of letters and digits, or a run of other non-space characters
 # (`=====` and `.)` are one token each).
-# The same where no CJK character is, in C: ASCII punctuation set apart by spaces, then split (`_` joins words).
-_SPACED_PUNCTUATION = {ord(c): f" {c} " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~"}
+_TOKEN_NO_CJK = re.compile(r"\w+|[^\w\s]+")  # the same where no CJK character is (faster)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+|[^\w\s]+")
 # A chunk of prose between spaces: letters (words joined by hyphens, apostrophes or CJK punctuation), maybe
@@ -249,7 +248,7 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     raw = tail[-COMPRESSION_CHARS:].encode("utf-8", "surrogatepass") if compression else b""
     ratio = len(zlib.compress(raw, 9)) / len(raw) if compression and len(raw) >= COMPRESSION_MIN_BYTES else None
     window = tail[-TOKEN_CHARS:].lower()
-    tokens = _TOKEN.findall(window) if _CJK.search(window) else window.translate(_SPACED_PUNCTUATION).split()
+    tokens = (_TOKEN if _CJK.search(window) else _TOKEN_NO_CJK).findall(window)
     if not INTERJECTIONS.isdisjoint(tokens):
         tokens = [t for t in tokens if t not in INTERJECTIONS]
     tokens = tokens[-WINDOW_TOKENS:]
@@ -258,8 +257,20 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     distinct3 = distinct / len(trigrams) if len(tokens) >= MIN_TOKENS else None
     # More than 2.5 repetitions of a unit repeat a trigram ((a, a, a) for a unit of one token): without one,
     # the periodicity is not measured (1.0), in calibration and classification alike.
-    periodic = distinct < len(trigrams) or any(map(str.__eq__, tokens, tokens[1:]))
+    # A unit of p >= 2 tokens repeated 3 times repeats a trigram at distance p; a unit of one token follows itself.
+    periodic = (distinct < len(trigrams) and _repeats_within(trigrams, MAX_UNIT_TOKENS)) or any(
+        map(str.__eq__, tokens, tokens[1:])
+    )
     return Statistics(ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens))
+
+
+def _repeats_within(trigrams: list[tuple[str, str, str]], distance: int) -> bool:
+    last: dict[tuple[str, str, str], int] = {}
+    for i, trigram in enumerate(trigrams):
+        if i - last.get(trigram, -distance - 1) <= distance:
+            return True
+        last[trigram] = i
+    return False
 
 
 def _periodicity(tokens: list[str]) -> float:

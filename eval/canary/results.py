@@ -143,17 +143,14 @@ BLIND_WITHOUT_ACCEPTANCE = [
 
 
 def probe_acceptance(cohort_dir: Path) -> float | None:
-    """Accepted / drafted tokens between the canary's before and after /metrics snapshots."""
-    from eval.stacks.metrics import acceptance
+    """Accepted / drafted tokens over the canary's /metrics snapshots: store.acceptance, restart-safe and the same
+    computation the report makes (analysis.summary), so the gate and the report never disagree."""
+    from store.acceptance import acceptance
+    from store.atomic import read_jsonl
 
-    path = Path(cohort_dir) / "metrics.jsonl"
-    if not path.is_file():
-        return None
-    snaps = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    canary = [r for r in snaps if r.get("workload") == "canary"]
-    before = next((r for r in canary if r.get("phase") == "before"), None)
-    after = next((r for r in reversed(canary) if r.get("phase") == "after"), None)
-    return acceptance(before, after) if before and after else None
+    canary = [r for r in read_jsonl(Path(cohort_dir) / "metrics.jsonl") if r.get("workload") == "canary"]
+    found = acceptance(canary)
+    return None if found is None else found.rate
 
 
 def note_acceptance(summary: CohortSummary, rate: float | None, floor: float) -> None:

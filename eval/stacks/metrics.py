@@ -21,12 +21,11 @@ from typing import Any
 
 import httpx
 
-from store.acceptance import acceptance as store_acceptance
 from store.atomic import append_line
 from store.records import MetricsSnapshot
 
 SCHEMA_VERSION = 1
-__all__ = ["COUNTERS", "PER_POS", "MetricsRecorder", "acceptance", "append_line", "parse", "summarize"]
+__all__ = ["COUNTERS", "PER_POS", "MetricsRecorder", "append_line", "parse", "summarize"]
 _LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 # field of metrics.jsonl -> Prometheus sample name exported by vLLM
@@ -131,13 +130,3 @@ class MetricsRecorder:
     def _periodic(self, workload: str, every_s: float, stop: threading.Event) -> None:
         while not stop.wait(every_s):
             self.snapshot("periodic", workload)
-
-
-def acceptance(before: dict[str, Any], after: dict[str, Any]) -> float | None:
-    """Accepted / drafted tokens between two snapshots (None without speculative counters or drafts).
-
-    A thin caller of store.acceptance (the one restart-safe computation): a counter below its `before` value means
-    the server restarted in between, and counts from zero. Over more snapshots, call store.acceptance directly.
-    """
-    found = store_acceptance([before, after])
-    return None if found is None else found.rate

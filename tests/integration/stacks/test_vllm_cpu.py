@@ -14,9 +14,10 @@ from eval.spec.load import LoadedSpec, load_spec
 from eval.stacks import BuildEnv, launch
 from eval.stacks.envs import sha256_file
 from eval.stacks.local import StackError
-from eval.stacks.metrics import MetricsRecorder, acceptance
+from eval.stacks.metrics import MetricsRecorder
 from eval.stacks.probe import probe
 from eval.stacks.process import processes_with_env
+from store.acceptance import acceptance
 
 pytestmark = pytest.mark.vllm
 COHORT_FILE = Path(__file__).parents[3] / "cohorts" / "smollm2-cpu.yaml"
@@ -78,7 +79,8 @@ def test_reverted_build_with_ngram_chat_tools_metrics(
         before, after = rec.records[0], rec.records[-1]
         assert after["spec_decode_num_drafts"] > before["spec_decode_num_drafts"]
         assert len(after["spec_decode_accepted_per_pos"]) == 5
-        assert acceptance(before, after) is not None
+        found = acceptance(rec.records)
+        assert found is not None and found.rate is not None and len(found.per_position) == 5
         assert after["generation_tokens"] > before["generation_tokens"]
     assert processes_with_env(marker) == []
     record = json.loads((tmp_path / "reverted-ngram" / "stack.json").read_text())

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from eval.stacks.metrics import acceptance, append_line, parse, summarize
+from eval.stacks.metrics import append_line, parse, summarize
+from store.acceptance import acceptance
 
 SERVER_A = """# HELP vllm:spec_decode_num_drafts Number of spec decoding drafts.
 # TYPE vllm:spec_decode_num_drafts counter
@@ -45,12 +46,13 @@ def test_summary_without_speculation() -> None:
     assert s["spec_decode_num_drafts"] is None
 
 
-def test_acceptance_between_snapshots() -> None:
-    before = {"spec_decode_num_accepted_tokens": 10, "spec_decode_num_draft_tokens": 20}
-    after = {"spec_decode_num_accepted_tokens": 30, "spec_decode_num_draft_tokens": 70}
-    assert acceptance(before, after) == 0.4
-    assert acceptance(after, after) is None
-    assert acceptance({}, after) is None
+def test_summaries_feed_store_acceptance() -> None:
+    before, after = summarize([SERVER_A]), summarize([SERVER_A, SERVER_A])  # the counters doubled
+    found = acceptance([before, after])  # the one acceptance (store.acceptance) reads these records as they are
+    assert found is not None and (found.drafts, found.draft_tokens, found.accepted_tokens) == (10, 50, 20)
+    assert found.rate == 0.4 and found.per_position == (8, 6)
+    plain = summarize(['vllm:generation_tokens_total{engine="0"} 100.0'])
+    assert acceptance([plain, plain]) is None  # no server exports speculative counters
 
 
 def test_append_line_writes_whole_records(tmp_path: Path) -> None:

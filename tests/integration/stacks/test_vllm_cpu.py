@@ -80,7 +80,7 @@ def test_reverted_build_with_ngram_chat_tools_metrics(
         assert after["spec_decode_num_drafts"] > before["spec_decode_num_drafts"]
         assert len(after["spec_decode_accepted_per_pos"]) == 5
         found = acceptance(rec.records)
-        assert found is not None and found.rate is not None and len(found.per_position) == 5
+        assert found is not None and found.rate is not None
         assert after["generation_tokens"] > before["generation_tokens"]
     assert processes_with_env(marker) == []
     record = json.loads((tmp_path / "reverted-ngram" / "stack.json").read_text())

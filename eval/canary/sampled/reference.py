@@ -33,19 +33,25 @@ def logprob_matrix(prompt_logprobs: PromptLogprobs, start: int, vocab: int) -> n
     return out
 
 
-async def rescore(http: httpx.AsyncClient, model: str, prompt: list[int], output: list[int], vocab: int) -> np.ndarray:
-    """[len(output), vocab] raw logprobs of each output position given everything before it."""
-    body = {
-        "model": model,
-        "prompt": prompt + output,
-        "max_tokens": 1,
-        "temperature": 0.0,
-        "prompt_logprobs": -1,
-    }
-    resp = await http.post("/v1/completions", json=body)
+def _body(model: str, prompt: list[int], output: list[int]) -> dict[str, object]:
+    return {"model": model, "prompt": prompt + output, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": -1}
+
+
+def _parse(resp: httpx.Response, prompt: list[int], output: list[int], vocab: int) -> np.ndarray:
     if resp.status_code != 200:
         raise ReferenceError(f"HTTP {resp.status_code}: {resp.text[:300]}")
     plp = resp.json()["choices"][0].get("prompt_logprobs")
     if not plp or len(plp) != len(prompt) + len(output):
         raise ReferenceError("the reference returned no prompt logprobs (is max_logprobs -1 on its server?)")
     return logprob_matrix(plp, len(prompt), vocab)
+
+
+async def rescore(http: httpx.AsyncClient, model: str, prompt: list[int], output: list[int], vocab: int) -> np.ndarray:
+    """[len(output), vocab] raw logprobs of each output position given everything before it."""
+    resp = await http.post("/v1/completions", json=_body(model, prompt, output))
+    return _parse(resp, prompt, output, vocab)
+
+
+def rescore_sync(http: httpx.Client, model: str, prompt: list[int], output: list[int], vocab: int) -> np.ndarray:
+    """`rescore` for callers inside someone else's event loop (an oracle of the fuzzer)."""
+    return _parse(http.post("/v1/completions", json=_body(model, prompt, output)), prompt, output, vocab)

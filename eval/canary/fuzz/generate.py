@@ -176,8 +176,8 @@ def _timing(ctx: GenContext, rng: random.Random, req: TimedRequest, earlier: lis
         req.after = rng.choice(others).role  # joins a request that is decoding: a mixed step
     elif pick < 0.6:
         req.start_ms = rng.randint(0, 400)
-    if req.params.get("n", 1) > 1:
-        req.stream = False
+    if req.params.get("n", 1) > 1 or req.params.get("prompt_logprobs") is not None:
+        req.stream = False  # vLLM answers prompt_logprobs only without streaming; n > 1 is read whole
     if req.stream and _on(ctx, rng, "abort", 0.08):
         req.abort_after_tokens = rng.randint(1, max(1, int(req.params["max_tokens"]) - 1))
         req.features.append("abort")
@@ -254,7 +254,8 @@ def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any) 
             p.pop("seed", None)
     if _on(ctx, rng, "n", 0.08) and has("n"):
         p["n"] = rng.randint(2, 3)
-        feats.append("n")
+        p["temperature"] = p.get("temperature") or 1.0  # vLLM refuses n > 1 with greedy sampling
+        feats += ["n"] + ([] if "sampled" in feats else ["sampled"])
     return feats
 
 

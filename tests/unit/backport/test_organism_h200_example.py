@@ -168,3 +168,20 @@ def test_fresh_bf16_runs_were_isolated_bf16_and_the_same_command(run: Path) -> N
         for command in read(run / name / "stack.json")["commands"]:
             if command["role"] != "router":
                 assert command["argv"][command["argv"].index("--dtype") + 1] == "bfloat16"
+
+
+ONEPAIR = EXAMPLES / "organism-h200-bf16-onepair-2135"
+
+
+def test_one_bf16_pd_pair_alone_is_clean_and_token_identical_to_a_single_server() -> None:
+    c = cohorts(ONEPAIR)
+    assert {n: (s["resolved"], s["corrupted_trajectories"], s["verdict"]) for n, s in c.items()} == {
+        "released-off-pd1gpu": (59, 0, "PASS"),
+        "released-off-single": (59, 0, "PASS"),
+    }
+    pair = read(ONEPAIR / "released-off-pd1gpu" / "reply-token-ids.json")["replies"]
+    single = read(ONEPAIR / "released-off-single" / "reply-token-ids.json")["replies"]
+    node1 = read(FRESH[0] / "released-off-pd1gpu" / "reply-token-ids.json")["replies"]
+    assert len(pair) == 60 and pair == single == node1
+    assert read(ONEPAIR / "side-channels.json")["ok"] and read(ONEPAIR / "handshakes.json")["ok"]
+    assert len(read(ONEPAIR / "placement.json")["processes"]) == 3  # one pair and the single server

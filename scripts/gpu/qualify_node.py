@@ -181,6 +181,12 @@ def pd_before(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> None:
     atomic_write_json(run.path / "placement.json", placement)
     workers = [(a["cohort"], a["worker"]) for a in placement["processes"]]
     log(f"GPUs used: {placement['gpus_used']}; processes: {workers}")
+    pairs = sorted({a["cohort"] for a in placement["processes"] if a["cohort"] and is_pd(stacks[a["cohort"]])})
+    if len(pairs) > 1 and placement["gpus_used"] == 1:  # docs/scale/gpu.md, "bfloat16 over P/D: not reproducible"
+        log(
+            f"warning: {len(pairs)} P/D pairs share one GPU; at bfloat16 such runs broke random cohorts: keep a result "
+            "only if a second fresh node reproduces it, or run each pair alone"
+        )
     strangers = [a for a in placement["processes"] if a["cohort"] is None]
     if strangers:  # a leftover of an earlier call on a warm node shares the GPU: its results would not be ours
         raise SystemExit(f"GPU processes that belong to no stack of this run: {strangers}")

@@ -107,7 +107,8 @@ def comparisons(result: Analysis, plots: dict[str, str]) -> list[Block]:
                 "Difference = cohort - control on the instances both cohorts graded; its 95% interval and the drop "
                 "bounds are anytime-valid betting confidence sequences over instances (valid at any size, never a "
                 "point).",
-                "Drop bounds: the two one-sided (1 - alpha) bounds of control - cohort the verdict uses.",
+                "Drop bounds: the two one-sided (1 - alpha) bounds of control - cohort the verdict uses, the "
+                "confidence sequence its reason quotes (the only bound it quotes).",
                 "McNemar: exact binomial test on instances whose majority outcome (resolved in more than half of "
                 "the repeats) differs between the cohorts.",
                 "MDD: minimum detectable difference of a paired two-sided test at alpha 0.05 and power 0.8 for this "

@@ -6,6 +6,7 @@
 | fresh clean, a later phase corrupted | no | `uptime-corruption` |
 | fresh clean, a later phase corrupted | yes | `uptime-corruption` (the collapse is named as evidence) |
 | all clean | yes | `performance-bug` (acceptance collapsed, outputs equal the reference) |
+| all clean, but no probe had a prefix hit or drafts were almost never accepted | no | `not-exercised` |
 | all clean | no | `clean` |
 | probes unanswered | any | `failed` |
 """
@@ -18,7 +19,8 @@ from typing import Any
 from eval.uptime.monitor import MonitorResult
 from eval.uptime.phases import FRESH, PhaseSummary
 
-VERDICTS = ("clean", "uptime-corruption", "corrupted-at-start", "performance-bug", "failed")
+VERDICTS = ("clean", "uptime-corruption", "corrupted-at-start", "performance-bug", "not-exercised", "failed")
+MIN_BASELINE = 0.05  # below this acceptance, the state that accepted drafts leave behind is not exercised
 
 
 @dataclass
@@ -81,8 +83,24 @@ def decide(phases: list[PhaseSummary], monitor: MonitorResult | None) -> UptimeV
     if collapse:
         reasons.insert(0, "performance bug: acceptance collapsed while every phase's outputs equal the reference")
         return UptimeVerdict("performance-bug", reasons)
+    unexercised = _not_exercised(phases, monitor)
+    if unexercised:
+        return UptimeVerdict("not-exercised", unexercised)
     tested = monitor.detection.tested if monitor is not None else 0
     return UptimeVerdict(
         "clean",
         [f"0 corrupted probes in {len(phases)} phases; no acceptance alarm over {tested} tested windows"],
     )
+
+
+def _not_exercised(phases: list[PhaseSummary], monitor: MonitorResult | None) -> list[str]:
+    """Why a clean-looking soak saw nothing: no probe started from a cached prefix, or drafts were (almost) never
+    accepted. Empty when the soak exercised both."""
+    out = []
+    if not any(p.prefix_hits for p in phases):
+        out.append("no probe was served from a cached prefix (is the prompt shorter than two KV blocks?)")
+    baseline = monitor.detection.baseline if monitor is not None else None
+    if monitor is not None and (baseline is None or baseline < MIN_BASELINE):
+        rate = "no drafts" if baseline is None else f"{baseline:.1%} of draft tokens accepted"
+        out.append(f"drafts were almost never accepted ({rate}): state left by accepted drafts was not exercised")
+    return out

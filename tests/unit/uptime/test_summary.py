@@ -112,3 +112,16 @@ def test_corrupted_fresh_phase_is_not_called_an_uptime_bug(run: tuple[object, Ru
     save(rd, [record("fixed-off", "fresh", 0, GOOD)])
     save(rd, [record("fixed-mtp5", "fresh", 0, [1, 1, 1, 1])])
     assert summarize(loaded, rd, "fixed-mtp5")["verdict"] == "corrupted-at-start"  # type: ignore[arg-type]
+
+
+def test_a_soak_without_prefix_hits_or_accepted_drafts_is_not_called_clean(run: tuple[object, RunDir]) -> None:
+    loaded, rd = run
+    save(rd, [record("fixed-off", "fresh", 0, GOOD)])
+    for phase in ("fresh", "after"):
+        rec = record("fixed-mtp5", phase, 0, GOOD)
+        rec.cached_tokens = 0
+        save(rd, [rec])
+    metrics_lines(rd.cohort_dir("fixed-mtp5") / "metrics.jsonl", [0.001] * 20)
+    out = summarize(loaded, rd, "fixed-mtp5")  # type: ignore[arg-type]
+    assert out["verdict"] == "not-exercised"
+    assert any("cached prefix" in r for r in out["reasons"]) and any("almost never" in r for r in out["reasons"])

@@ -40,11 +40,13 @@ def complete(url: str, prompt: list[int], **params: Any) -> dict[str, Any]:
     body = {"model": "tiny-llama", "prompt": prompt, "temperature": 0.0, "max_tokens": 24, "logprobs": 1}
     body |= {"return_tokens_as_token_ids": True, **params}
     r = httpx.post(f"{url}/v1/completions", json=body, timeout=300)
-    r.raise_for_status()
+    if r.status_code != 200:  # e.g. a request the engine terminated (FINISHED_ERROR): a changed output too
+        return {"ids": [], "text": f"HTTP {r.status_code}: {r.text[:200]}", "n": 0, "finish": "http-error"}
     out = r.json()
     choice = out["choices"][0]
     ids = [int(t.removeprefix("token_id:")) for t in choice["logprobs"]["tokens"]]
-    return {"ids": ids, "text": choice["text"], "n": out["usage"]["completion_tokens"]}
+    finish = choice.get("finish_reason")
+    return {"ids": ids, "text": choice["text"], "n": out["usage"]["completion_tokens"], "finish": finish}
 
 
 def detok(url: str, token: int) -> str:
@@ -87,17 +89,18 @@ def trigger_bad_words(url: str, word: tuple[int, str]) -> dict[str, Any]:
     time.sleep(0.5)
     b = complete(url, PROMPT_B, bad_words=[word[1]])
     th.join()
-    return {"a": box["a"]["ids"], "b": b["ids"], "violation": word[0] in b["ids"]}
+    return {"a": box.get("a", {}).get("ids"), "b": b["ids"], "violation": word[0] in b["ids"]}
 
 
 def trigger_stop(url: str, stop: str) -> dict[str, Any]:
     r = complete(url, PROMPT_B, stop=[stop])
-    return {"ids": r["ids"], "text": r["text"], "n": r["n"], "violation": len(r["ids"]) != r["n"] or stop in r["text"]}
+    return {"ids": r["ids"], "text": r["text"], "n": r["n"], "violation": stop in r["text"]}
 
 
 def trigger_regex(url: str) -> dict[str, Any]:
     r = complete(url, PROMPT_B, max_tokens=20, structured_outputs={"regex": REGEX})
-    return {"ids": r["ids"], "text": r["text"], "violation": re.fullmatch(REGEX, r["text"]) is None}
+    bad = re.fullmatch(REGEX, r["text"]) is None
+    return {"ids": r["ids"], "text": r["text"], "finish": r["finish"], "violation": bad}
 
 
 def start(spec: Any, cohort: Any, model: Path, run_dir: Path) -> Any:
@@ -116,14 +119,13 @@ def main() -> None:
     ap.add_argument("--out", default="results/bugzoo-triggers")
     args = ap.parse_args()
     from eval.spec.load import load_spec
-    from eval.stacks.launch import find_cohort
     from eval.stacks.models import model_dir
 
     loaded = load_spec([str(ROOT / args.file)])
     names = [args.control, *args.cohort]
     if len(names) > 4:
         raise SystemExit("at most 4 servers per command (the control + 3 cohorts)")
-    cohorts = [find_cohort(loaded.spec, n) for n in names]
+    cohorts = [loaded.cohort(n) for n in names]
     model = model_dir(loaded.spec, name=cohorts[0].model_name)
     out = ROOT / args.out
     with ThreadPoolExecutor(len(cohorts)) as pool:

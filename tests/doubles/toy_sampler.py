@@ -82,7 +82,9 @@ class ToySampler:
             rows: list[Any] = [None]
             for i in range(1, len(prompt)):
                 raw = raw_logprobs(prompt[:i])
-                rows.append({str(t): {"logprob": float(raw[t]) if math.isfinite(raw[t]) else None} for t in range(V)})
+                k = int(req["prompt_logprobs"])
+                top = np.argsort(-raw)[: (V if k < 0 else k)]
+                rows.append({str(t): {"logprob": float(raw[t]) if math.isfinite(raw[t]) else None} for t in top})
             choice: dict[str, Any] = {"token_ids": [0], "prompt_logprobs": rows}
             return web.json_response({"choices": [choice]})
         out, tops = self._generate(req, prompt)

@@ -35,7 +35,7 @@ class Draw:
     # on the reference they measure how far decode-time and re-scored (prefill) distributions differ.
     decode_logprobs: np.ndarray | None = None
 
-    def body(self, model: str, max_tokens: int, logprobs: bool = False) -> dict[str, Any]:
+    def body(self, model: str, max_tokens: int, logprobs: bool = False, k: int = -1) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "prompt": self.prompt,
@@ -47,7 +47,7 @@ class Draw:
         if self.seed is not None:
             body["seed"] = self.seed
         if logprobs:
-            body.update(logprobs=-1, return_tokens_as_token_ids=True)
+            body.update(logprobs=k, return_tokens_as_token_ids=True)
         return body
 
     def record(self) -> dict[str, Any]:
@@ -86,13 +86,19 @@ def plan_draw(cfg: SampledWorkload, vocab: int, index: int) -> Draw:
 
 
 async def sample(
-    http: httpx.AsyncClient, model: str, max_tokens: int, draw: Draw, vocab: int = 0, logprobs: bool = False
+    http: httpx.AsyncClient,
+    model: str,
+    max_tokens: int,
+    draw: Draw,
+    vocab: int = 0,
+    logprobs: bool = False,
+    k: int = -1,
 ) -> Draw:
     """Make the draw on a server (its output or its error is set on it); `logprobs`: keep the server's own
     full-vocabulary logprobs of each step too."""
     t0 = time.monotonic()
     try:
-        resp = await http.post("/v1/completions", json=draw.body(model, max_tokens, logprobs))
+        resp = await http.post("/v1/completions", json=draw.body(model, max_tokens, logprobs, k))
         if resp.status_code != 200:
             raise ValueError(f"HTTP {resp.status_code}: {resp.text[:300]}")
         choice = resp.json()["choices"][0]

@@ -32,6 +32,7 @@ class DrawVerdict:
     ref_prob: list[float] = field(default_factory=list)  # the reference's probability of each emitted token
     decode_tv: list[float] = field(default_factory=list)  # TV(server's decode-time law, re-scored law) per token
     decode_gap: list[float] = field(default_factory=list)  # max |decode-time - re-scored raw logprob| per token
+    inexact: int = 0  # tokens left untested: a setting whose law needs the whole vocabulary, which was not returned
 
     def record(self) -> dict[str, object]:
         return {
@@ -43,6 +44,7 @@ class DrawVerdict:
             "ref_prob": [round(p, 6) for p in self.ref_prob],
             "decode_tv": [round(x, 7) for x in self.decode_tv],
             "decode_gap": [round(x, 7) for x in self.decode_gap],
+            "inexact": self.inexact,
         }
 
 
@@ -54,14 +56,20 @@ def judge_draw(draw: Draw, ref: np.ndarray, seed: int, support_slack: float, nea
     rng = np.random.default_rng([seed, draw.index, 0x5A3])
     for t, token in enumerate(draw.output):
         raw = ref[t]
+        known = np.isfinite(raw)
+        partial = float(np.exp(raw[known]).sum()) < 1.0 - 1e-4
         if draw.params is None:
-            best = int(np.argmax(raw))
-            if token != best and raw[best] - raw[token] > near_tie_nats:
-                verdict.greedy_violations.append(t)
-            verdict.ref_prob.append(float(np.exp(raw[token])))
+            _judge_greedy(verdict, t, token, raw, near_tie_nats)
             continue
         v = float(rng.random())
-        x = processed_logits(raw, draw.params)
+        p = draw.params
+        if partial and not (p.top_k is not None and p.top_k <= int(known.sum())):
+            if p.temperature == 1.0 and p.top_p == 1.0 and p.top_k is None:
+                _judge_rest_bucket(verdict, t, token, raw, known, v)
+            else:
+                verdict.inexact += 1  # the tempered mass of the tokens not returned is unknown
+            continue
+        x = processed_logits(raw, p)
         probs = np.exp(x - np.max(x))
         probs /= probs.sum()
         verdict.ref_prob.append(float(probs[token]))
@@ -70,11 +78,35 @@ def judge_draw(draw: Draw, ref: np.ndarray, seed: int, support_slack: float, nea
             verdict.pits.append(u)
             continue
         cutoff = float(np.min(x[np.isfinite(x)]))
-        if raw[token] / draw.params.temperature >= cutoff - support_slack:
+        if raw[token] / p.temperature >= cutoff - support_slack:
             verdict.boundary_ties.append(t)
         else:
             verdict.support_violations.append(t)
     return verdict
+
+
+def _judge_greedy(verdict: DrawVerdict, t: int, token: int, raw: np.ndarray, near_tie_nats: float) -> None:
+    best = int(np.argmax(raw))
+    # A token not among the returned top k has a logprob at most the smallest returned one.
+    mine = raw[token] if np.isfinite(raw[token]) else float(np.min(raw[np.isfinite(raw)]))
+    if token != best and raw[best] - mine > near_tie_nats:
+        verdict.greedy_violations.append(t)
+    verdict.ref_prob.append(float(np.exp(raw[token])))
+
+
+def _judge_rest_bucket(verdict: DrawVerdict, t: int, token: int, raw: np.ndarray, known: np.ndarray, v: float) -> None:
+    """T=1, no masks, top k returned: categories = the k tokens + one 'rest' bucket of mass 1 - their sum."""
+    ids = np.flatnonzero(known)
+    probs = np.append(np.exp(raw[ids]), 0.0)
+    probs[-1] = max(0.0, 1.0 - float(probs[:-1].sum()))
+    hit = np.flatnonzero(ids == token)
+    index = int(hit[0]) if hit.size else probs.size - 1
+    verdict.ref_prob.append(float(probs[index]))
+    u = randomized_pit(probs, index, v)
+    if u is not None:
+        verdict.pits.append(u)
+    else:
+        verdict.support_violations.append(t)
 
 
 def decode_tvs(draw: Draw, ref: np.ndarray) -> list[float]:

@@ -54,7 +54,7 @@ async def _judge(
     if draw.error is not None or not draw.output:
         return None
     async with gate:
-        logprobs = await rescore(ref, target.model, draw.prompt, draw.output, vocab)
+        logprobs = await rescore(ref, target.model, draw.prompt, draw.output, vocab, cfg.reference_logprobs)
     return judge_draw(draw, logprobs, cfg.seed, slack, cfg.near_tie_nats)
 
 
@@ -79,7 +79,14 @@ async def probe_sampled(
     path: list[dict[str, Any]] = []
     tvs: list[float] = []
     gaps: list[float] = []
-    counts = {"draws": 0, "errors": 0, "greedy_violations": 0, "boundary_ties": 0, "greedy_tokens": 0}
+    counts = {
+        "draws": 0,
+        "errors": 0,
+        "greedy_violations": 0,
+        "boundary_ties": 0,
+        "greedy_tokens": 0,
+        "inexact_tokens": 0,
+    }
     t0 = time.monotonic()
     gate = asyncio.Semaphore(RESCORE_CONCURRENCY)
     limits = httpx.Limits(max_connections=cfg.batch + 4)
@@ -94,7 +101,10 @@ async def probe_sampled(
             if any(d.prefix_hit for d in batch):
                 await warm(http, cohort.model, warm_prompt(cfg, vocab))
             done = await asyncio.gather(
-                *(sample(http, cohort.model, cfg.max_tokens, d, vocab, measure_decode) for d in batch)
+                *(
+                    sample(http, cohort.model, cfg.max_tokens, d, vocab, measure_decode, cfg.reference_logprobs)
+                    for d in batch
+                )
             )
             verdicts = await asyncio.gather(*(_judge(ref, cohort, cfg, d, vocab, slack, gate) for d in done))
             for draw, verdict in zip(done, verdicts, strict=True):
@@ -134,6 +144,7 @@ def _count(test: SequentialTest, counts: dict[str, int], draw: Draw, verdict: Dr
     test.add_support_violation(len(verdict.support_violations))
     counts["greedy_violations"] += len(verdict.greedy_violations)
     counts["boundary_ties"] += len(verdict.boundary_ties)
+    counts["inexact_tokens"] += verdict.inexact
     if draw.params is None:
         counts["greedy_tokens"] += len(draw.output)
 

@@ -1,7 +1,8 @@
 """Re-scoring on the reference stack: the raw next-token logprobs of the whole vocabulary at every sampled position.
 
 The reference server (speculation off, started with `max_logprobs: -1`) gets prompt + continuation as one prompt
-with `prompt_logprobs: -1`: teacher forcing, so position t's logprobs are the model's distribution given exactly
+with `prompt_logprobs` (-1, or the top k with a "rest" bucket: `judge`): teacher forcing, so position t's
+logprobs are the model's distribution given exactly
 the prefix the cohort's server had when it sampled token t. Prompt logprobs are raw (before temperature and masks)
 in vLLM 0.32 whatever `logprobs_mode` says; `transforms` re-applies the request's transforms.
 """
@@ -33,8 +34,8 @@ def logprob_matrix(prompt_logprobs: PromptLogprobs, start: int, vocab: int) -> n
     return out
 
 
-def _body(model: str, prompt: list[int], output: list[int]) -> dict[str, object]:
-    return {"model": model, "prompt": prompt + output, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": -1}
+def _body(model: str, prompt: list[int], output: list[int], k: int) -> dict[str, object]:
+    return {"model": model, "prompt": prompt + output, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": k}
 
 
 def _parse(resp: httpx.Response, prompt: list[int], output: list[int], vocab: int) -> np.ndarray:
@@ -46,12 +47,17 @@ def _parse(resp: httpx.Response, prompt: list[int], output: list[int], vocab: in
     return logprob_matrix(plp, len(prompt), vocab)
 
 
-async def rescore(http: httpx.AsyncClient, model: str, prompt: list[int], output: list[int], vocab: int) -> np.ndarray:
-    """[len(output), vocab] raw logprobs of each output position given everything before it."""
-    resp = await http.post("/v1/completions", json=_body(model, prompt, output))
+async def rescore(
+    http: httpx.AsyncClient, model: str, prompt: list[int], output: list[int], vocab: int, k: int = -1
+) -> np.ndarray:
+    """[len(output), vocab] raw logprobs of each output position given everything before it (the top `k` of each
+    row, -inf elsewhere; -1: all)."""
+    resp = await http.post("/v1/completions", json=_body(model, prompt, output, k))
     return _parse(resp, prompt, output, vocab)
 
 
-def rescore_sync(http: httpx.Client, model: str, prompt: list[int], output: list[int], vocab: int) -> np.ndarray:
+def rescore_sync(
+    http: httpx.Client, model: str, prompt: list[int], output: list[int], vocab: int, k: int = -1
+) -> np.ndarray:
     """`rescore` for callers inside someone else's event loop (an oracle of the fuzzer)."""
-    return _parse(http.post("/v1/completions", json=_body(model, prompt, output)), prompt, output, vocab)
+    return _parse(http.post("/v1/completions", json=_body(model, prompt, output, k)), prompt, output, vocab)

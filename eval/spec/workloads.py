@@ -290,6 +290,12 @@ class SampledWorkload(Strict):
     budget_s: float = Field(300, gt=0, description="seconds of probing per run (stops earlier once decided)")
     max_draws: int = Field(4000, ge=1, description="draws per run at most")
     runs: int = Field(1, ge=1, description="independent runs per cohort on one server, seeds seed, seed+1, ...")
+    reference_logprobs: int = Field(
+        64,
+        ge=-1,
+        description="top-k prompt logprobs the reference returns per position (-1: the whole vocabulary); exact for "
+        "T=1 without masks (a 'rest' bucket) and for top_k <= this; other settings need -1",
+    )
 
 
 class Workloads(Strict):

@@ -113,8 +113,8 @@ async def probe_sampled(
                 gaps += verdict.decode_gap if verdict else []
                 append_line(draws_path, {**draw.record(), "verdict": verdict.record() if verdict else None})
             path.append({"t_s": round(time.monotonic() - t0, 2), **test.summary()})
-            if _decision(test, counts) is not Decision.UNDECIDED:
-                break
+            if _decision(test, counts) is not Decision.UNDECIDED or all(d.error for d in done):
+                break  # decided, or the server stopped answering (INFRA)
     summary = _summary(name, cfg, dtype, test, counts, time.monotonic() - t0, path)
     if measure_decode:
         summary["decode_tv"] = _describe(tvs)

@@ -84,9 +84,11 @@ def pick_stop_string(url: str) -> str:
 def trigger_bad_words(url: str, word: tuple[int, str]) -> dict[str, Any]:
     """A long plain request first (batch index 0), then the bad_words request beside it (index 1)."""
     box: dict[str, Any] = {}
-    th = threading.Thread(target=lambda: box.update(a=complete(url, PROMPT_A, max_tokens=64)))
+    # A must still be decoding while B runs: a tiny model finishes 64 tokens before B arrives.
+    long_a = {"max_tokens": 1200, "ignore_eos": True}
+    th = threading.Thread(target=lambda: box.update(a=complete(url, PROMPT_A, **long_a)))
     th.start()
-    time.sleep(0.5)
+    time.sleep(0.3)
     b = complete(url, PROMPT_B, bad_words=[word[1]])
     th.join()
     return {"a": box.get("a", {}).get("ids"), "b": b["ids"], "violation": word[0] in b["ids"]}
@@ -117,6 +119,7 @@ def main() -> None:
     ap.add_argument("--control", default="stock-self4")
     ap.add_argument("--cohort", action="append", required=True)
     ap.add_argument("--out", default="results/bugzoo-triggers")
+    ap.add_argument("--only", action="append", help="run only these triggers (bad_words, stop, regex)")
     args = ap.parse_args()
     from eval.spec.load import load_spec
     from eval.stacks.models import model_dir
@@ -135,12 +138,17 @@ def main() -> None:
         ctl = urls[args.control]
         word, stop = pick_bad_word(ctl), pick_stop_string(ctl)
         print(f"bad word: token {word[0]} {word[1]!r}; stop string: {stop!r}; regex: {REGEX}")
+        triggers = {
+            "bad_words": lambda url: trigger_bad_words(url, word),
+            "stop": lambda url: trigger_stop(url, stop),
+            "regex": trigger_regex,
+        }
         results: dict[str, dict[str, Any]] = {}
         for n, url in urls.items():
-            results[n] = {"bad_words": trigger_bad_words(url, word), "stop": trigger_stop(url, stop)}
-            results[n]["regex"] = trigger_regex(url)
+            results[n] = {t: f(url) for t, f in triggers.items() if not args.only or t in args.only}
         report(results, args.control)
-        (out / "triggers.json").write_text(json.dumps({"word": word, "stop": stop, "results": results}, indent=1))
+        record = {"word": word, "stop": stop, "results": results}
+        (out / f"triggers-{'-'.join(names)}.json").write_text(json.dumps(record, indent=1))
     finally:
         for s in stacks:
             s.__exit__(None, None, None)

@@ -17,20 +17,10 @@ import pandas as pd
 
 from analysis import sequential
 from analysis.load import RunData
-from analysis.summary import DEFAULT_POLICY
-from store import order
-from store.atomic import read_json_object as read_json
+from analysis.summary import DEFAULT_POLICY, planned_order
 
 SCHEMA_VERSION = 1
 DONE = ("resolved", "unresolved", "infra")
-
-
-def planned_order(run: RunData) -> list[str]:
-    """The run's instance order: instances.json (written by the pipeline) or the ids seen so far."""
-    recorded = read_json(run.path / "instances.json")
-    if recorded and isinstance(recorded.get("instances"), list):
-        return [str(i) for i in recorded["instances"]]
-    return order.ordered(run.units["instance_id"].unique()) if len(run.units) else []
 
 
 def repeats_of(run: RunData) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 from analysis import corruption, sequential, verdict
 from analysis.load import RunData, load_run
 from analysis.paired import PairedComparison, compare
-from analysis.summary import CohortSummary, summarize
+from analysis.summary import CohortSummary, counted_units, summarize
 
 SUMMARY_SCHEMA_VERSION = 1
 
@@ -41,11 +41,12 @@ class Analysis:
 def analyze(path: Path | str | RunData) -> Analysis:
     run = path if isinstance(path, RunData) else load_run(path)
     summaries = summarize(run)
+    units = counted_units(run, summaries)
     comparisons: dict[str, PairedComparison] = {}
     for name, s in summaries.items():
         if s.control and s.units is not None and s.control in summaries:
             alpha = float(s.policy["alpha"])
-            cmp = compare(run.units, name, s.control, alpha, float(s.policy["non_inferiority_margin"]))
+            cmp = compare(units, name, s.control, alpha, float(s.policy["non_inferiority_margin"]))
             if cmp is not None:
                 comparisons[name] = cmp
         if s.control in summaries:
@@ -53,7 +54,7 @@ def analyze(path: Path | str | RunData) -> Analysis:
         if s.corruption_rate is not None:
             paired_with = s.control if s.control_corruption_rate is not None else None
             ceiling, alpha = float(s.policy["corruption_ceiling"]), float(s.policy["alpha"])
-            s.corruption_test = corruption.excess_test(run.units, name, paired_with, ceiling, alpha)
+            s.corruption_test = corruption.excess_test(units, name, paired_with, ceiling, alpha)
         s.verdict, s.reason = verdict.decide(s, comparisons.get(name))
     return Analysis(run, summaries, comparisons)
 

@@ -15,6 +15,7 @@ from analysis.corruption import CorruptionTest
 from analysis.load import RunData
 from analysis.paired import clustered
 from analysis.server import ServerHealth, server_health
+from store import order
 from store.acceptance import acceptance as store_acceptance
 from store.atomic import read_json_object as read_json
 
@@ -49,6 +50,7 @@ class CohortSummary:
     control_corruption_rate: float | None = None  # the control's, set where both were classified (analysis.qualify)
     corruption_test: CorruptionTest | None = None  # the corruption decision's test (analysis.qualify)
     early_stop: dict[str, Any] | None = None  # <cohort>/early_stop.json: the run stopped its rollouts here
+    after_stop_units: int = 0  # units that finished after the early stop's decision (in flight then): not counted
     labels: dict[str, int] | None = None
     probes_total: int | None = None
     probes_compared: int | None = None
@@ -97,16 +99,55 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
             policy={**DEFAULT_POLICY, **(meta.get("policy") or {})},
             workloads=list(meta["workloads"]) if isinstance(meta.get("workloads"), list) else None,
         )
-        _add_units(s, run.units)
+        s.early_stop = read_json(run.path / name / "early_stop.json")
+        units = run.units
+        decided = decided_instances(run, s.early_stop) if len(units) else None
+        if decided is not None:
+            mine = units["cohort"] == name
+            keep = ~mine | units["instance_id"].isin(decided)
+            s.after_stop_units = int((~keep).sum())
+            units = units[keep]
+        _add_units(s, units)
         _add_probes(s, run.probes)
         if s.probes_total and s.probes_infra:
             canary = read_json(run.path / name / "canary.json")
             s.server_error = canary.get("server_error") if canary else None
         s.acceptance = acceptance(run.metrics, name)
         s.server = server_health(run.path / name)
-        s.early_stop = read_json(run.path / name / "early_stop.json")
         out[name] = s
     return out
+
+
+def planned_order(run: RunData) -> list[str]:
+    """The run's instance order: instances.json (written by the pipeline) or the ids seen so far."""
+    recorded = read_json(run.path / "instances.json")
+    if recorded and isinstance(recorded.get("instances"), list):
+        return [str(i) for i in recorded["instances"]]
+    return order.ordered(run.units["instance_id"].unique()) if len(run.units) else []
+
+
+def decided_instances(run: RunData, early_stop: dict[str, Any] | None) -> list[str] | None:
+    """The instances an early-stopped cohort was decided on: the first `decided_at` of the run's order.
+
+    Units of later instances were in flight when the decision came; how many of them finish depends on timing,
+    so counting them would make the table differ from machine to machine (0/13 on one, 0/17 on another for the
+    same decision at instance 9). None when the cohort was not stopped early.
+    """
+    at = (early_stop or {}).get("decided_at")
+    if not isinstance(at, int) or at <= 0:
+        return None
+    return planned_order(run)[:at]
+
+
+def counted_units(run: RunData, summaries: dict[str, CohortSummary]) -> pd.DataFrame:
+    """The run's units without those an early-stopped cohort finished after its decision (see
+    `decided_instances`): what the tables, the paired comparison and the corruption test count."""
+    units = run.units
+    for name, s in summaries.items():
+        decided = decided_instances(run, s.early_stop) if len(units) else None
+        if decided is not None:
+            units = units[(units["cohort"] != name) | units["instance_id"].isin(decided)]
+    return units
 
 
 def _add_units(s: CohortSummary, units: pd.DataFrame) -> None:

@@ -119,6 +119,8 @@ def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], 
         # The run stopped scheduling this cohort once the test had decided: the instances it left out are not
         # missing data but the saving; the decision below is the one it stopped on (the same prefix, same order).
         notes.append(f"rollouts stopped early: {stop_sentence(s.early_stop)}")
+        if s.after_stop_units:
+            notes.append(f"{s.after_stop_units} units that finished after the decision are not counted")
     elif unshared > float(s.policy["max_infra_rate"]):
         missing.append(
             f"only {cmp.instances} of {cmp.instances_union} instances were graded in both this cohort and "

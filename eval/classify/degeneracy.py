@@ -27,6 +27,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from functools import cache
+from itertools import repeat
 from pathlib import Path
 
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
@@ -123,11 +124,9 @@ def prose(text: str, limit: int = TAIL_CHARS) -> str:
         text = _FENCE.sub("\n", text).replace("`", "")  # inline code stays: its names are words of the sentence
     keep: list[str] = []
     size = 0
-    end = len(text)
-    while end >= 0 and size < limit:  # lines from the end, until enough prose (a long field is never split)
-        start = text.rfind("\n", 0, end) + 1
-        line = text[start:end]
-        end = start - 1
+    for line in reversed(text.split("\n")):  # lines from the end, until enough prose (a long field is never split)
+        if size >= limit:
+            break
         stripped = line.strip()
         if not stripped or line.startswith(("    ", "\t")) or stripped.count("|") >= 2:
             continue
@@ -186,7 +185,7 @@ def _periodicity(tokens: list[str]) -> float:
 
 
 def _function_run(tokens: list[str]) -> int:
-    classes = "".join([_TOKEN_CLASS.get(t, "o") for t in tokens])
+    classes = "".join(map(_TOKEN_CLASS.get, tokens, repeat("o")))
     return max(map(len, classes.split("o")))
 
 

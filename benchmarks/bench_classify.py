@@ -10,6 +10,11 @@ listings cut from the standard library's source, pytest logs), `submit` at the e
 corrupt at a random turn (U+FFFD, byte-level pieces, leaked tool-call XML, empty or reasoning-only replies,
 loops until max_tokens). Only the classification is timed (CPU time of this process), not the generation. The
 CPU time of a reference loop (`sum(range(10**8))`) is reported too, so runs on loaded or slower machines compare.
+
+The classifier keeps per-text verdicts of its per-field statistics (eval/classify/repetition.py): the pools
+here hold 3,000 reasoning and 3,000 answer pieces drawn again and again, so those verdicts are mostly reused.
+`--fresh-texts` empties those caches before every trajectory: the cost where no text repeats across
+trajectories (real runs rarely repeat reasoning).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pydoc_data.topics import topics
 from typing import Any
 
 from eval.classify import Context, classify_trajectory
+from eval.classify.repetition import clear_text_caches
 
 _TEXT = (
     "the test fails because the function returns None when the input is empty so I should check the "
@@ -131,7 +137,7 @@ def reference_loop() -> float:
     return time.process_time() - t0
 
 
-def run(trajectories: int, turns: int, seed: int) -> dict[str, Any]:
+def run(trajectories: int, turns: int, seed: int, fresh_texts: bool = False) -> dict[str, Any]:
     ref = reference_loop()
     gen = Generator(seed)
     cpu = chars = 0.0
@@ -141,6 +147,8 @@ def run(trajectories: int, turns: int, seed: int) -> dict[str, Any]:
     for _ in range(trajectories):
         records, bad = gen.trajectory(turns)
         chars += sum(len(r["content"]) + len(r["reasoning_content"]) + len(r["observation"]) for r in records)
+        if fresh_texts:
+            clear_text_caches()
         t0 = time.process_time()
         result = classify_trajectory(records, Context.build("qwen3_coder"))
         cpu += time.process_time() - t0
@@ -154,6 +162,7 @@ def run(trajectories: int, turns: int, seed: int) -> dict[str, Any]:
                     clean_labels[label] = clean_labels.get(label, 0) + n
     return {
         "trajectories": trajectories,
+        "fresh_texts": fresh_texts,
         "turns": trajectories * turns,
         "classify_cpu_s": round(cpu, 2),
         "turns_per_s": round(trajectories * turns / cpu),
@@ -173,8 +182,9 @@ def main() -> int:
     parser.add_argument("--trajectories", type=int, default=6000)
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fresh-texts", action="store_true", help="empty the per-text caches every trajectory")
     args = parser.parse_args()
-    print(json.dumps(run(args.trajectories, args.turns, args.seed), indent=2))
+    print(json.dumps(run(args.trajectories, args.turns, args.seed, args.fresh_texts), indent=2))
     return 0
 
 

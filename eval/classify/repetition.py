@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from eval.classify.context import Context
 from eval.classify.degeneracy import TAIL_CHARS, degenerate, statistics, thresholds
@@ -97,7 +98,7 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
 
 def _statistical_span(name: str, text: str, ctx: Context) -> Span | None:
     """A loop or token salad that the calibrated statistics find in the prose (eval/classify/degeneracy.py)."""
-    if not degenerate(statistics(text, compression=False)):
+    if not _prose_degenerate(text[-STATISTICS_READS:]):
         return None
     if ctx.history.contains(text.strip()[-QUOTE_CHARS:]):
         return None  # the model quotes degenerate text it was shown (a log, a bug report)
@@ -107,6 +108,25 @@ def _statistical_span(name: str, text: str, ctx: Context) -> Span | None:
     why = ", ".join(f"{h} {stats.get(h):.3g} beyond {limits[h]:.3g}" for h in hits)
     start = max(0, len(text) - TAIL_CHARS)
     return span_at(name, text, start, len(text), f"statistics of the prose: {why}")
+
+
+# Per distinct text, the verdicts of the pure, per-field tests are kept (a bounded LRU): a text seen again (a
+# reply or an observation repeated across turns and trajectories) is not measured again. Keys are the tails the
+# tests read, so a huge field holds no memory: `statistics` reads only the last STATISTICS_READS characters
+# and `short_region` only the last SHORT_TAIL (the verdicts are the same as on the whole text, by construction).
+STATISTICS_READS = 4 * TAIL_CHARS
+CACHED_TEXTS = 8192
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
+def _prose_degenerate(tail: str) -> bool:
+    return bool(degenerate(statistics(tail, compression=False)))
+
+
+def clear_text_caches() -> None:
+    """Forget the per-text verdicts (benchmarks measure the cost where no text repeats)."""
+    _prose_degenerate.cache_clear()
+    _short_region_tail.cache_clear()
 
 
 # Short fragments: a quoted reply often shows only a piece of the loop (` is is is is ...`, `-th-th-th`, a
@@ -141,8 +161,13 @@ def short_region(text: str, t: ShortThresholds = SHORT) -> Region | None:
     and long loops elsewhere are `worst_region`'s).
     """
     offset = max(0, len(text) - SHORT_TAIL)
-    if offset:
-        text = text[offset:]
+    region = _short_region_tail(text[offset:] if offset else text, t)
+    return region if region is None or not offset else Region(region.start + offset, region.end + offset, region.period)
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
+def _short_region_tail(text: str, t: ShortThresholds) -> Region | None:
+    """`short_region` of a text of at most SHORT_TAIL characters (offsets into it)."""
     n = len(text)
     rfind = text.rfind
     skip_to = 0
@@ -159,7 +184,7 @@ def short_region(text: str, t: ShortThresholds = SHORT) -> Region | None:
         if j >= p and text[j - p : j - p + SHORT_ANCHOR] == seg and not seg.isspace():
             region = _region_at(text, a, p)
             if _short_degenerate(text, region, t):
-                return Region(region.start + offset, region.end + offset, region.period)
+                return region
             skip_to = region.end  # one look at each periodic region
     return None
 

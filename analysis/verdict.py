@@ -63,6 +63,10 @@ def _canary(s: CohortSummary, fails: list[str], notes: list[str], missing: list[
         what = "diverged" if corrupted == s.probes_diverged else f"judged corrupted ({s.probes_diverged} diverged)"
         msg = f"canary: {corrupted}/{s.probes_compared} probes {what}{ref}{at}{ties}{why}"
         (fails if s.policy.get("canary_must_be_clean", True) else notes).append(msg)
+    elif s.canary_blind:
+        # Blind is not clean: no divergence where the canary could not see (no accepted drafts, a trigger never
+        # sent) is no evidence, so the cohort cannot PASS on it.
+        missing.append(f"canary inconclusive: 0/{s.probes_compared} probes corrupted{ref}, but {s.canary_blind}")
     else:
         what = "diverged" if not s.probes_diverged else "judged corrupted"
         notes.append(f"canary clean: 0/{s.probes_compared} probes {what}{ref}{ties}")

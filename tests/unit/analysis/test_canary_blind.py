@@ -1,0 +1,23 @@
+"""Blind is not clean (issue 27 item 5): a canary that saw nothing wrong but could not see a bug class it vouches
+for (canary.json verdict `inconclusive`) leaves the cohort INCONCLUSIVE, never PASS."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis.qualify import analyze
+from tests.fixtures.synth_results import make_run
+
+
+def test_a_blind_clean_canary_does_not_pass(tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path / "run", instances=10, with_units=False, seed=4)
+    clean = analyze(run_dir)
+    passed = [n for n, s in clean.summaries.items() if s.verdict == "PASS" and s.probes_compared]
+    assert passed, "the synthetic run has a compared cohort whose canary is clean"
+    name = passed[0]
+    reason = "3 bug class(es) not exercised: logits processors on draft rows (acceptance 0.1% < floor 5%)"
+    (run_dir / name / "canary.json").write_text(json.dumps({"verdict": "inconclusive", "reason": reason}))
+    s = analyze(run_dir).summaries[name]
+    assert s.verdict == "INCONCLUSIVE"
+    assert "canary inconclusive" in (s.reason or "") and "not exercised" in (s.reason or "")

@@ -47,17 +47,27 @@ def _parse(resp: httpx.Response, prompt: list[int], output: list[int], vocab: in
     return logprob_matrix(plp, len(prompt), vocab)
 
 
+def keep_top(m: np.ndarray, k: int) -> np.ndarray:
+    """Only the top `k` of each row: vLLM adds the prompt token's own logprob to its top k, and a category set that
+    depends on the sampled token would bias the PIT (the 'rest' bucket must hold every token outside the top k)."""
+    if k <= 0 or k >= m.shape[1]:
+        return m
+    kth = -np.sort(-m, axis=1)[:, k - 1 : k]
+    return np.where(m >= kth, m, -np.inf)
+
+
 async def rescore(
     http: httpx.AsyncClient, model: str, prompt: list[int], output: list[int], vocab: int, k: int = -1
 ) -> np.ndarray:
     """[len(output), vocab] raw logprobs of each output position given everything before it (the top `k` of each
     row, -inf elsewhere; -1: all)."""
     resp = await http.post("/v1/completions", json=_body(model, prompt, output, k))
-    return _parse(resp, prompt, output, vocab)
+    return keep_top(_parse(resp, prompt, output, vocab), k)
 
 
 def rescore_sync(
     http: httpx.Client, model: str, prompt: list[int], output: list[int], vocab: int, k: int = -1
 ) -> np.ndarray:
     """`rescore` for callers inside someone else's event loop (an oracle of the fuzzer)."""
-    return _parse(http.post("/v1/completions", json=_body(model, prompt, output, k)), prompt, output, vocab)
+    resp = http.post("/v1/completions", json=_body(model, prompt, output, k))
+    return keep_top(_parse(resp, prompt, output, vocab), k)

@@ -100,3 +100,10 @@ def test_logprob_matrix_reads_vllm_prompt_logprobs() -> None:
     m = logprob_matrix(plp, 1, 8)
     assert m.shape == (2, 8)
     assert m[1, 7] == pytest.approx(-0.2) and m[0, 7] == -math.inf
+
+
+def test_keep_top_drops_the_prompt_tokens_own_entry_outside_the_top_k() -> None:
+    from eval.canary.sampled.reference import keep_top
+
+    m = np.array([[-0.5, -1.0, -9.0, -3.0]])  # vLLM returns top-2 plus the prompt token's own (-9.0)
+    assert keep_top(m, 2).tolist() == [[-0.5, -1.0, -math.inf, -math.inf]]

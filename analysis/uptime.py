@@ -14,23 +14,10 @@ from typing import Any
 from analysis.document import Block, Heading, Image, Para, Table
 from analysis.qualify import Analysis
 from store.acceptance import windows
+from store.atomic import read_jsonl
 
 WORKLOAD = "uptime"  # eval.uptime.session.WORKLOAD (analysis never imports eval)
 WINDOW_S = 5.0
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
 
 
 def uptime_records(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -48,7 +35,7 @@ def uptime_records(run_dir: Path) -> dict[str, dict[str, Any]]:
 
 def series(run_dir: Path, cohort: str, width_s: float = WINDOW_S) -> list[dict[str, Any]]:
     """Acceptance per window of one cohort's uptime session: seconds since its first snapshot, rate, counts."""
-    records = [r for r in _jsonl(Path(run_dir) / cohort / "metrics.jsonl") if r.get("workload") == WORKLOAD]
+    records = [r for r in read_jsonl(Path(run_dir) / cohort / "metrics.jsonl") if r.get("workload") == WORKLOAD]
     rows = windows(records, width_s)
     if not rows:
         return []

@@ -7,7 +7,6 @@ restarted server and counts from zero), so the monitor, the canary, the report a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -17,6 +16,7 @@ from typing import Any
 from eval.spec.workloads import SoakWorkload
 from eval.uptime.detector import Detection, Window, detect, pool
 from store.acceptance import windows as acceptance_windows
+from store.atomic import read_jsonl
 
 
 @dataclass(frozen=True)
@@ -52,17 +52,7 @@ class MonitorResult:
 
 def read_metrics(path: Path, workload: str | None = None) -> list[dict[str, Any]]:
     """metrics.jsonl records in file order (time order), only `workload`'s when given; bad lines skipped."""
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and (workload is None or rec.get("workload") == workload):
-            out.append(rec)
-    return out
+    return [rec for rec in read_jsonl(path) if workload is None or rec.get("workload") == workload]
 
 
 def restarts(records: Sequence[Mapping[str, Any]]) -> int:

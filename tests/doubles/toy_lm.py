@@ -16,12 +16,12 @@ import asyncio
 import json
 import math
 import random
-import threading
 from typing import Any
 
 from aiohttp import web
 
 from eval.canary.prompts import WORDS
+from tests.fixtures.threaded_app import ThreadedApp
 
 V = len(WORDS)
 FIELDS: dict[str, Any] = {
@@ -143,21 +143,15 @@ def _choice(g: dict[str, Any], i: int, k: int, ids: list[int] | None = None) -> 
     return {"index": i, "text": g["text"], "token_ids": ids, "logprobs": lp, "finish_reason": g["finish"]}
 
 
-class ToyServer:
-    """`with ToyServer(bug=None) as s: s.base_url`; runs in a thread, like tests/doubles/scripted_model.py."""
+class ToyServer(ThreadedApp):
+    """`with ToyServer(bug=None) as s: s.base_url`; runs in a thread (tests/fixtures/threaded_app.py)."""
+
+    name = "the toy server"
 
     def __init__(self, bug: str | None = None, refuse: tuple[str, ...] = ("structured_outputs", "response_format")):
+        super().__init__()
         self.model = ToyModel(bug)
         self.refuse = refuse
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._runner: web.AppRunner | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     async def _openapi(self, request: web.Request) -> web.Response:
         schema = {"type": "object", "properties": FIELDS}
@@ -206,30 +200,9 @@ class ToyServer:
     async def _chat(self, request: web.Request) -> web.Response:
         return web.Response(status=400, text='{"error": "no chat template"}')
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_get("/openapi.json", self._openapi)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._models)
         app.router.add_post("/v1/completions", self._complete)
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = self._runner.addresses[0][1]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> ToyServer:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("the toy server did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)

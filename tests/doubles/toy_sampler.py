@@ -9,13 +9,13 @@ likely token before sampling. Runs in a thread: `with ToySampler() as s: s.base_
 
 from __future__ import annotations
 
-import asyncio
 import math
-import threading
 from typing import Any
 
 import numpy as np
 from aiohttp import web
+
+from tests.fixtures.threaded_app import ThreadedApp
 
 V = 40
 
@@ -43,18 +43,12 @@ def _sample_law(raw: np.ndarray, req: dict[str, Any]) -> np.ndarray:
     return q / q.sum()
 
 
-class ToySampler:
-    def __init__(self, shift: float = 0.0) -> None:
-        self.shift = shift
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._runner: web.AppRunner | None = None
+class ToySampler(ThreadedApp):
+    name = "the toy sampler"
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def __init__(self, shift: float = 0.0) -> None:
+        super().__init__()
+        self.shift = shift
 
     def _generate(self, req: dict[str, Any], prompt: list[int]) -> tuple[list[int], list[dict[str, float]]]:
         rng = np.random.default_rng(req.get("seed"))
@@ -93,26 +87,5 @@ class ToySampler:
             choice["logprobs"] = {"top_logprobs": tops}
         return web.json_response({"choices": [choice]})
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/completions", self._complete)
-        self._runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = self._runner.addresses[0][1]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> ToySampler:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("the toy sampler did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)

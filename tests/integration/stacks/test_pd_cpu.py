@@ -26,19 +26,33 @@ def _external_hits(url: str) -> float:
     return sum(v for name, _, v in parse(text) if name == "vllm:external_prefix_cache_hits_total")
 
 
+_TRANSFER_FAILED = "NIXL transfer failure"  # base_worker.py `_log_failure`: every failed handshake or KV read
+
+
 def _chat_through_the_handshake(stack: Any, body: dict[str, Any], attempts: int = 3) -> tuple[httpx.Response, int]:
     """The first request makes the decode worker handshake with the prefill worker over NIXL, and vLLM waits 5 s
     for the reply (nixl/base_worker.py: `RCVTIMEO` 5000 ms). On a loaded 2-core machine the prefill engine can
-    answer later: CI saw it once (`handshake_failed` in the decode log, HTTP 500). vLLM forgets a failed
-    handshake and tries again with the next request, so only that failure is retried, and at most twice."""
+    answer later, or the KV read can fail: CI saw both (`handshake_failed` in the decode log; a bare HTTP 500,
+    which is the scheduler finishing the request with FINISHED_ERROR under `kv_load_failure_policy: fail`).
+    vLLM logs each as "NIXL transfer failure" and tries again with the next request, so only a request that
+    failed with such a line in the decode log is retried, and at most twice."""
     decode_log = stack.procs[1].log_path
     for attempt in range(1, attempts + 1):
-        failures_before = decode_log.read_text(errors="replace").count("handshake_failed")
+        failures_before = decode_log.read_text(errors="replace").count(_TRANSFER_FAILED)
         r = httpx.post(stack.base_url + "/v1/chat/completions", json=body, timeout=900)
-        handshake_failed = decode_log.read_text(errors="replace").count("handshake_failed") > failures_before
-        if r.status_code == 200 or not handshake_failed:
+        transfer_failed = decode_log.read_text(errors="replace").count(_TRANSFER_FAILED) > failures_before
+        if r.status_code == 200 or not transfer_failed:
             return r, attempt
     return r, attempts
+
+
+def _log_tails(stack: Any, lines: int = 25) -> str:
+    """The last lines of every worker's log, so a CI failure says which worker failed and how."""
+    out = []
+    for proc in stack.procs:
+        tail = proc.log_path.read_text(errors="replace").splitlines()[-lines:]
+        out.append(f"--- {proc.key} ({proc.log_path.name}) ---\n" + "\n".join(tail))
+    return "\n".join(out)
 
 
 def test_pd_stack_with_nixl_and_vllm_router(
@@ -61,7 +75,7 @@ def test_pd_stack_with_nixl_and_vllm_router(
             "max_tokens": 8,
         }
         r, attempts = _chat_through_the_handshake(stack, body)
-        assert r.status_code == 200, f"{r.text} (after {attempts} attempts)"
+        assert r.status_code == 200, f"{r.text} (after {attempts} attempts)\n{_log_tails(stack)}"
         assert "Paris" in r.json()["choices"][0]["message"]["content"]
         assert _external_hits(decode_metrics) > before  # the prompt's KV came over NIXL
         marker = stack.marker

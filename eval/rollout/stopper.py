@@ -131,8 +131,8 @@ class EarlyStop:
             "units_finished_when_asked": self.units_seen,
             "reason": (
                 f"{mine['decision']} decided at instance {mine['decided_at']} of {mine['planned']} in the shared "
-                f"order (drop bounds {100 * mine['lower']:+.2f} .. {100 * mine['upper']:+.2f} pts, margin "
-                f"{100 * mine['margin']:.2f} pts, alpha {mine['alpha']})"
+                f"order (the drop's {100 * (1 - 2 * mine['alpha']):.0f}% confidence sequence there: "
+                f"{100 * mine['lower']:+.2f} .. {100 * mine['upper']:+.2f} pts, margin {100 * mine['margin']:.2f} pts)"
             ),
         }
         atomic_write_json(self.run_dir / self.cohort / RECORD, self.record)

@@ -6,7 +6,7 @@
 | fresh clean, a later phase corrupted | no | `uptime-corruption` |
 | fresh clean, a later phase corrupted | yes | `uptime-corruption` (the collapse is named as evidence) |
 | all clean | yes | `performance-bug` (acceptance collapsed, outputs equal the reference) |
-| all clean, but no probe had a prefix hit or drafts were almost never accepted | no | `not-exercised` |
+| all clean, but no prefix hit, (almost) no accepted draft, or no tested window | no | `not-exercised` |
 | all clean | no | `clean` |
 | probes unanswered | any | `failed` |
 """
@@ -100,8 +100,22 @@ def _not_exercised(phases: list[PhaseSummary], monitor: MonitorResult | None) ->
     out = []
     if not any(p.prefix_hits for p in phases):
         out.append("no probe was served from a cached prefix (is the prompt shorter than two KV blocks?)")
-    baseline = monitor.detection.baseline if monitor is not None else None
-    if monitor is not None and (baseline is None or baseline < MIN_BASELINE):
-        rate = "no drafts" if baseline is None else f"{baseline:.1%} of draft tokens accepted"
-        out.append(f"drafts were almost never accepted ({rate}): state left by accepted drafts was not exercised")
+    if monitor is None:
+        return out
+    d = monitor.detection
+    drafted = sum(int(w.get("draft_tokens") or 0) for w in monitor.windows)
+    accepted = sum(int(w.get("accepted_tokens") or 0) for w in monitor.windows)
+    if drafted == 0:
+        out.append("no draft tokens in /metrics: speculation was off or never ran")
+    elif accepted / drafted < MIN_BASELINE:
+        out.append(
+            f"drafts were almost never accepted ({accepted}/{drafted} draft tokens, {accepted / drafted:.1%}): "
+            "state left by accepted drafts was not exercised"
+        )
+    elif d.baseline is None or d.tested == 0:
+        # Drafts were accepted, but the soak was too short for the monitor: all its windows went to the baseline.
+        out.append(
+            f"the acceptance monitor tested no window ({len(d.windows)} pooled windows, all taken by the baseline; "
+            f"{accepted}/{drafted} draft tokens accepted): make the soak longer (requests, duration_s)"
+        )
     return out

@@ -125,3 +125,17 @@ def test_a_soak_without_prefix_hits_or_accepted_drafts_is_not_called_clean(run: 
     out = summarize(loaded, rd, "fixed-mtp5")  # type: ignore[arg-type]
     assert out["verdict"] == "not-exercised"
     assert any("cached prefix" in r for r in out["reasons"]) and any("almost never" in r for r in out["reasons"])
+
+
+def test_a_soak_too_short_for_the_monitor_says_so_rather_than_no_drafts(run: tuple[object, RunDir]) -> None:
+    """The first bf16 smoke: 60 requests in 7 s, drafts accepted at ~47%, but 3 pooled windows, all baseline."""
+    loaded, rd = run
+    save(rd, [record("fixed-off", "fresh", 0, GOOD)])
+    for phase in ("fresh", "after"):
+        save(rd, [record("fixed-mtp5", phase, 0, GOOD)])
+    metrics_lines(rd.cohort_dir("fixed-mtp5") / "metrics.jsonl", [0.47] * 3)
+    out = summarize(loaded, rd, "fixed-mtp5")  # type: ignore[arg-type]
+    assert out["verdict"] == "not-exercised"
+    assert out["monitor"]["detector"]["tested_windows"] == 0
+    assert [r for r in out["reasons"] if "tested no window" in r and "longer" in r]
+    assert not [r for r in out["reasons"] if "almost never" in r or "no draft" in r]

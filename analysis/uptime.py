@@ -13,6 +13,7 @@ from typing import Any
 
 from analysis.document import Block, Heading, Image, Para, Table
 from analysis.qualify import Analysis
+from analysis.uptime_evidence import evidence
 from store.acceptance import windows
 from store.atomic import read_jsonl
 
@@ -120,6 +121,9 @@ def section(result: Analysis, plots: dict[str, str]) -> list[Block]:
     facts = [f"{c}: {r['first_divergence']['text']}" for c, r in records.items() if r.get("first_divergence")]
     if facts:
         blocks.append(Para("First divergence: " + " | ".join(facts)))
+    weighed = [(c, evidence(r)) for c, r in records.items() if r.get("verdict") != "clean"]
+    if said := [f"{c}: {e[1]}" for c, e in weighed if e is not None]:  # corruption or performance bug, and why
+        blocks.append(Para("What the phases say: " + " | ".join(said)))
     if "uptime_acceptance" in plots:
         blocks.append(Image(f"plots/{plots['uptime_acceptance']}", "draft acceptance over time"))
     return blocks

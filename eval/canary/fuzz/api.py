@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Sequence
 
 from eval.canary.fuzz.case import Case, Finding
+from eval.canary.fuzz.derive import resolve
 from eval.canary.fuzz.execute import records_of, run_case_async
 from eval.canary.fuzz.oracles import Oracle, default_oracles, judge_request
 from eval.canary.records import ProbeRecord
@@ -49,6 +50,7 @@ async def run_cases_async(
 ) -> list[Finding]:
     findings: list[Finding] = []
     for case in cases:
+        case = await resolve(case, reference_url, model)  # output-guided parameters, from pilots on the reference
         ref_out = await run_case_async(case, reference_url, model, salt=salt)
         ref = records_of(case, ref_out, reference, reference_url)
         mine = records_of(case, await run_case_async(case, cohort_url, model, salt=salt), cohort, cohort_url)

@@ -44,6 +44,15 @@ class TimedRequest(_Model):
     banned_sequences: list[list[int]] = Field(
         default_factory=list, description="token ids of each bad word as vLLM bans them (not sent; for the oracle)"
     )
+    until_others_done: bool = Field(
+        False,
+        description="a long request the others join: the client closes its stream once every other request is done",
+    )
+    derive: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="output-guided parameters still to fill from a pilot run of this request on one server "
+        "(eval/canary/fuzz/derive.py): parameter -> what was drawn (relative position, lengths); empty once resolved",
+    )
 
     @property
     def sampled(self) -> bool:

@@ -44,6 +44,7 @@ class Outcome:
     error: str | None = None
     refused: str | None = None
     prompt_tokens: int | None = None
+    completion_tokens: int | None = None
     cached_tokens: int | None = None
     prompt_logprobs: Any = None
     aborted: bool = False
@@ -109,18 +110,24 @@ def _usage(out: Outcome, data: dict[str, Any]) -> None:
     usage = data.get("usage") or {}
     if usage:
         out.prompt_tokens = usage.get("prompt_tokens")
+        out.completion_tokens = usage.get("completion_tokens")
         out.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
 
 
 async def send(
-    http: httpx.AsyncClient, req: TimedRequest, model: str, out: Outcome, salt: str | None = None
+    http: httpx.AsyncClient,
+    req: TimedRequest,
+    model: str,
+    out: Outcome,
+    salt: str | None = None,
+    others_done: asyncio.Event | None = None,
 ) -> Outcome:
     path = "/v1/chat/completions" if req.endpoint == "chat" else "/v1/completions"
     body, chat = body_of(req, model, salt), req.endpoint == "chat"
     out.started_at = time.monotonic()
     try:
         if req.stream:
-            await _stream(http, path, body, req, out, chat)
+            await _stream(http, path, body, req, out, chat, others_done)
         else:
             resp = await http.post(path, json=body)
             out.status = resp.status_code
@@ -153,7 +160,13 @@ def _refused(out: Outcome, status: int, text: str) -> bool:
 
 
 async def _stream(
-    http: httpx.AsyncClient, path: str, body: dict[str, Any], req: TimedRequest, out: Outcome, chat: bool
+    http: httpx.AsyncClient,
+    path: str,
+    body: dict[str, Any],
+    req: TimedRequest,
+    out: Outcome,
+    chat: bool,
+    others_done: asyncio.Event | None = None,
 ) -> None:
     choices: dict[int, Choice] = {}
     async with http.stream("POST", path, json=body) as resp:
@@ -171,7 +184,7 @@ async def _stream(
                 if err.get("code") == 400 or err.get("type") == "BadRequestError":  # refused after the 200
                     out.refused = f"HTTP 400 (streamed): {str(err.get('message'))[:300]}"
                     break
-                raise ValueError(str(data["error"])[:300])
+                raise ValueError(f"engine error after HTTP 200: {str(data['error'])[:300]}")
             _usage(out, data)
             for c in data.get("choices") or []:
                 _take(choices.setdefault(int(c.get("index", 0)), Choice()), c, chat)
@@ -180,6 +193,9 @@ async def _stream(
                 out.first_token.set()
             if req.abort_after_tokens is not None and tokens >= req.abort_after_tokens:
                 out.aborted = True
+                break
+            if req.until_others_done and others_done is not None and others_done.is_set():
+                out.aborted = True  # a background request: the others it carried have finished
                 break
     out.choices = [choices[i] for i in sorted(choices)]
 
@@ -194,15 +210,21 @@ async def run_case_async(
             if r.role == "w":
                 await send(http, r, model, outcomes[r.role], salt)
 
+        others_done = asyncio.Event()
+
         async def one(r: TimedRequest) -> None:
             if r.after is not None and r.after in outcomes:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(outcomes[r.after].first_token.wait(), AFTER_TIMEOUT_S)
             elif r.start_ms:
                 await asyncio.sleep(r.start_ms / 1000)
-            await send(http, r, model, outcomes[r.role], salt)
+            await send(http, r, model, outcomes[r.role], salt, others_done)
 
-        await asyncio.gather(*(one(r) for r in case.requests if r.role != "w"))
+        async def others() -> None:
+            await asyncio.gather(*(one(r) for r in case.requests if r.role != "w" and not r.until_others_done))
+            others_done.set()
+
+        await asyncio.gather(others(), *(one(r) for r in case.requests if r.until_others_done))
     return outcomes
 
 
@@ -251,6 +273,9 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
                 start_ms=req.start_ms,
                 abort_after_tokens=req.abort_after_tokens,
                 stream=req.stream,
+                until_others_done=req.until_others_done or None,
+                completion_tokens=out.completion_tokens,
+                server_error=out.error is not None and not (out.error or "").startswith(("ConnectError", "Connect")),
             )
             if out.prompt_logprobs is not None and k == 0:
                 rec.extra["prompt_logprobs"] = out.prompt_logprobs

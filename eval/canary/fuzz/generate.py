@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eval.canary.fuzz.case import Case, ServerConfig, TimedRequest
+from eval.canary.fuzz.derive import REGEX_TAILS, draw_derived
 from eval.canary.fuzz.space import ParamSpace
 from eval.canary.prompts import WORDS, PromptBook
 
@@ -47,6 +48,8 @@ FEATURES = (
     "shared_prefix",
     "near_max_model_len",
     "short_max_tokens",
+    "background",
+    "derived",
 )
 JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -55,6 +58,7 @@ JSON_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 REGEX = r"(alpha|beta|gamma) [0-9]{1,3}( (state|cache|block))?"
+OPEN_REGEXES = (r"[0-9]{20}", r"[a-z ]{8,40}", r"[a-m ]{4,30}", r"[0-9a-f ]{8,32}", r"( ?[a-z]+){2,12}")
 GRAMMAR = 'root ::= "call " name " " number\nname ::= "alpha" | "beta" | "gamma"\nnumber ::= [0-9] [0-9]?'
 TOOL = {
     "type": "function",
@@ -96,9 +100,31 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
     warm = _warm(ctx, rng, seed, index) if _on(ctx, rng, "shared_prefix", 0.45) else None
     if warm is not None:
         requests.append(warm)
+    bg = _background(ctx, rng, seed, index) if n < ctx.max_requests and _on(ctx, rng, "background", 0.4) else None
+    if bg is not None:
+        requests.append(bg)
     for j in range(n):
-        requests.append(_request(ctx, rng, seed, index, f"r{j}", warm, requests))
+        req = _request(ctx, rng, seed, index, f"r{j}", warm, requests)
+        if bg is not None and rng.random() < 0.75:
+            req.after, req.start_ms = "bg", 0  # joins the running batch: not at batch index 0, beside drafts
+        requests.append(req)
     return Case(seed=seed, index=index, server=ServerConfig(), requests=requests)
+
+
+def _background(ctx: GenContext, rng: random.Random, seed: int, index: int) -> TimedRequest:
+    """A long streaming request sent first (batch index 0) that the others join; closed once they are done, so
+    every feature of the case also runs at non-zero batch rows in steps beside another request's drafts."""
+    ids = ctx.book.ids(f"fuzz-{seed}-{index}-bg", rng.randint(4, 40))
+    params = _greedy(ctx, max(1, min(512, ctx.max_model_len - len(ids) - 1)))
+    feats = ["background"]
+    if rng.random() < 0.5:
+        feats += _params(ctx, rng, params, "completions")
+        for k in ("n", "prompt_logprobs", "bad_words", "stop", "stop_token_ids", "min_tokens"):
+            params.pop(k, None)  # it must keep running until the others are done
+        params["ignore_eos"] = True
+        feats = [f for f in feats if f not in ("n", "prompt_logprobs", "bad_words", "stop", "stop_token_ids",
+                                               "min_tokens")]  # fmt: skip
+    return TimedRequest(role="bg", prompt_token_ids=ids, params=params, features=feats, until_others_done=True)
 
 
 def _on(ctx: GenContext, rng: random.Random, feature: str, p: float) -> bool:
@@ -161,7 +187,10 @@ def _request(
     req = TimedRequest(role=role, prompt_token_ids=prompt, params=params, features=feats)
     for w in params.get("bad_words") or []:
         req.banned_sequences += [ctx.book.tokenize(w), ctx.book.tokenize(" " + w)]
-    if _on(ctx, rng, "structured", 0.12):
+    if "derived" in ctx.features:
+        req.derive = draw_derived(rng, ctx.features)
+        req.features += [f"derived:{k}" for k in req.derive]
+    if _on(ctx, rng, "structured", 0.14):
         _structured(ctx, rng, req)
     elif _on(ctx, rng, "tools", 0.08) and ctx.space.chat:
         _chat_tools(ctx, rng, req, key)
@@ -282,13 +311,20 @@ def _generic(ctx: GenContext, rng: random.Random, p: dict[str, Any], endpoint: s
 
 
 def _structured(ctx: GenContext, rng: random.Random, req: TimedRequest) -> None:
-    kind = rng.choice(("json", "regex", "choice", "grammar", "response_format"))
+    kind = rng.choice(("json", "regex", "choice", "grammar", "response_format", "derived_regex", "derived_regex"))
     p = req.params
     p.pop("allowed_token_ids", None)
     p.pop("bad_words", None)
+    req.derive.pop("bad_words", None)
     p["max_tokens"] = max(int(p["max_tokens"]), 24)
     p["ignore_eos"] = False
-    if kind == "response_format" and ctx.space.accepts("completions", "response_format"):
+    if kind == "derived_regex" and "derived" in ctx.features:
+        # the model's own greedy text up to a drawn token, then a tail it does not write: drafts cross the edge
+        req.derive["regex"] = {"at": round(rng.uniform(0.05, 0.6), 3), "tail": rng.choice(REGEX_TAILS)}
+        p["max_tokens"] = max(int(p["max_tokens"]), 32)
+    elif kind == "regex" and rng.random() < 0.5 and ctx.space.accepts("completions", "structured_outputs"):
+        p["structured_outputs"] = {"regex": rng.choice(OPEN_REGEXES)}  # wide classes: many drafts are legal
+    elif kind == "response_format" and ctx.space.accepts("completions", "response_format"):
         p["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": JSON_SCHEMA}}
     elif ctx.space.accepts("completions", "structured_outputs"):
         value: Any = {
@@ -297,7 +333,7 @@ def _structured(ctx: GenContext, rng: random.Random, req: TimedRequest) -> None:
             "choice": ["alpha beta", "gamma", "delta state"],
             "grammar": GRAMMAR,
         }.get(kind, JSON_SCHEMA)
-        p["structured_outputs"] = {kind if kind != "response_format" else "json": value}
+        p["structured_outputs"] = {kind if kind in ("regex", "choice", "grammar") else "json": value}
     req.features.append(f"structured:{kind}")
 
 

@@ -1,7 +1,8 @@
 """The `fuzz` canary mode: generated cases against one stack until the time budget or the case cap ends.
 
 Case i is the same on every cohort (seed + index; the parameter space is read once per run from the first
-served build and kept in `<run>/fuzz-space.json`, so every cohort gets the same cases). Records are
+served build and kept in `<run>/fuzz-space.json`; output-guided parameters are filled by the first cohort that
+runs the case and the resolved case is kept in `<run>/fuzz-cases/`, so every cohort gets the same requests). Records are
 `<cohort>/probes/fuzz-<i>-<role>.json`; the comparison with the reference and the oracles run afterwards
 (eval/canary/results.py), on the cases both sides finished.
 """
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from eval.canary.fuzz.derive import resolve, store, stored
 from eval.canary.fuzz.execute import records_of, run_case_async
 from eval.canary.fuzz.generate import FEATURES, GenContext, generate_case
 from eval.canary.fuzz.space import ParamSpace, fields_of, space_from_openapi
@@ -102,7 +104,10 @@ async def fuzz_cohort(
             break
         if index in done:
             continue
-        case = generate_case(gen, cfg.seed, index)
+        case = stored(out_dir.parent, index)  # resolved by the first cohort that ran it: the same requests
+        if case is None:
+            case = await resolve(generate_case(gen, cfg.seed, index), base_url, model)
+            store(out_dir.parent, case)
         outcomes = await run_case_async(case, base_url, model)
         recs = records_of(case, outcomes, cohort, base_url)
         for r in recs:

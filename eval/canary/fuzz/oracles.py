@@ -11,7 +11,11 @@ statistical oracles there). Built in:
 - `stop`: stop strings and stop ids end the output (nothing after them), `max_tokens` bounds it, `min_tokens`
   holds before a stop id;
 - `structured`: a finished output matches its JSON schema / regex / choice;
-- `support`: a sampled token lies inside the top-k it was drawn from, and inside `allowed_token_ids`.
+- `support`: a sampled token lies inside the top-k it was drawn from, and inside `allowed_token_ids`;
+- `crash`: HTTP 5xx, an engine error streamed after the 200, or an `error` finish where the reference answered is
+  a failure of the cohort (only 4xx refusals are facts);
+- `accounting`: token ids, logprobs and usage agree with each other, and token count, finish_reason, usage and
+  text agree with the reference wherever the tokens are identical.
 """
 
 from __future__ import annotations
@@ -272,19 +276,78 @@ class SupportOracle:
 
 
 class CrashOracle:
-    """The engine under test failed a request (HTTP 5xx, a dead engine) that the reference answered. Not in the
-    defaults: the probe's summary counts such requests as infra errors with the server's root-cause line; the
-    reproducer (eval/canary/repro) uses it to confirm and shrink a crash."""
+    """The engine under test failed a request that the reference answered: HTTP 5xx, an error streamed after the
+    200 (e.g. the engine terminated the request: grammar rejected accepted drafts), a dead engine, or an
+    `error`/`abort` finish the reference did not have. A failure of the cohort, never a fact (only 4xx refusals
+    are facts)."""
 
     name = "crash"
 
     def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
-        err = cohort_obs.infra_error or ""
-        if not err or "ConnectError" in err or not answered(reference_obs):
+        if not answered(reference_obs):
             return None
-        return _finding(
-            self.name, cohort_obs, "fail", f"the engine failed a request the reference answered: {err[:200]}"
-        )
+        assert reference_obs is not None
+        err = cohort_obs.infra_error or ""
+        if err:
+            return _finding(
+                self.name, cohort_obs, "fail", f"the engine failed a request the reference answered: {err[:200]}"
+            )
+        bad = ("error", "abort")
+        if cohort_obs.finish_reason in bad and reference_obs.finish_reason not in bad and not _aborted(cohort_obs):
+            return _finding(
+                self.name,
+                cohort_obs,
+                "fail",
+                f"finish_reason {cohort_obs.finish_reason!r} where the reference finished with "
+                f"{reference_obs.finish_reason!r}",
+            )
+        return None
+
+
+def _aborted(rec: ProbeRecord | None) -> bool:
+    return bool(rec is not None and rec.extra.get("aborted"))
+
+
+class AccountingOracle:
+    """Token ids, logprobs, usage and finish_reason agree with each other and, for greedy requests whose tokens are
+    identical to the reference's, with the reference's (a stop string cut from the text but not from the ids, a
+    usage count that keeps dropped drafts, a finish reason that differs on the same tokens)."""
+
+    name = "accounting"
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        rec = cohort_obs
+        if not answered(rec) or _aborted(rec):
+            return None
+        ids = rec.output_token_ids or []
+        p = rec.params or {}
+        single = int(p.get("n") or 1) == 1
+        usage = rec.extra.get("completion_tokens")
+        if single and usage is not None and usage != len(ids):
+            return _finding(self.name, rec, "fail", f"usage.completion_tokens {usage} != {len(ids)} token ids")
+        lps = rec.output_token_logprobs
+        if rec.extra.get("endpoint") != "chat" and lps is not None and len(lps) != len(ids):
+            return _finding(self.name, rec, "fail", f"{len(lps)} logprobs for {len(ids)} token ids")
+        ref = reference_obs
+        if rec.extra.get("sampled") or not answered(ref) or _aborted(ref):
+            return None
+        assert ref is not None
+        theirs = ref.output_token_ids or []
+        if ids != theirs:
+            return None  # a divergence: the reference oracle judges it
+        if rec.finish_reason != ref.finish_reason:
+            return _finding(
+                self.name,
+                rec,
+                "fail",
+                f"finish_reason {rec.finish_reason!r} != the reference's {ref.finish_reason!r} on identical tokens",
+            )
+        ref_usage = ref.extra.get("completion_tokens")
+        if single and usage is not None and ref_usage is not None and usage != ref_usage:
+            return _finding(self.name, rec, "fail", f"usage.completion_tokens {usage} != the reference's {ref_usage}")
+        if (rec.output_text or "") != (ref.output_text or "") and rec.extra.get("endpoint") != "chat":
+            return _finding(self.name, rec, "fail", "the text differs from the reference's on identical tokens")
+        return _finding(self.name, rec, "pass", "ids, logprobs, usage and finish reason agree")
 
 
 def default_oracles(tokenize: Tokenize | None, near_tie: float, lp_tolerance: float) -> list[Oracle]:
@@ -296,14 +359,33 @@ def default_oracles(tokenize: Tokenize | None, near_tie: float, lp_tolerance: fl
         StopOracle(),
         StructuredOracle(),
         SupportOracle(),
+        CrashOracle(),
+        AccountingOracle(),
     ]
     names = {o.name for o in built}
     return [ORACLES.get(o.name, o) for o in built] + [o for n, o in ORACLES.items() if n not in names]
 
 
+NEEDS_REFERENCE = ("reference", "crash")
+
+
+def _shared(oracle: Oracle, finding: Finding, case: Case | None, ref: ProbeRecord | None) -> Finding:
+    """A self-check the speculation-off reference fails the same way is a fact about the build (a bug outside
+    speculative decoding, reported, not a speculative failure); the differential oracles are left alone."""
+    if not finding.failed or oracle.name in NEEDS_REFERENCE or not answered(ref) or (ref and ref.extra.get("sampled")):
+        return finding
+    assert ref is not None
+    theirs = oracle.judge(case, ref, None)
+    if theirs is None or not theirs.failed:
+        return finding
+    return finding.model_copy(
+        update={"verdict": "fact", "reason": f"speculation off fails it too (not speculative): {finding.reason}"}
+    )
+
+
 def judge_request(case: Case | None, rec: ProbeRecord, ref: ProbeRecord | None, oracles: list[Oracle]) -> list[Finding]:
     """Every oracle's finding on one request; the record's judgement becomes corrupted on the first failure."""
-    findings = [f for o in oracles if (f := o.judge(case, rec, ref)) is not None]
+    findings = [_shared(o, f, case, ref) for o in oracles if (f := o.judge(case, rec, ref)) is not None]
     rec.extra["findings"] = [f.model_dump() for f in findings]
     failed = next((f for f in findings if f.failed), None)
     if failed is not None:

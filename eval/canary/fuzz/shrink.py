@@ -7,6 +7,9 @@
 4. shorter prompts (halved from the front, for prompts that share no prefix with the warm request);
 5. smaller `max_tokens` (halved).
 `still_fails` runs the candidate against both servers (eval/canary/fuzz/api.py); `max_checks` bounds the cost.
+A candidate is kept only if it fails `repeats` times in a row (each run in a fresh `cache_salt`): a case that fails
+once by the luck of how the steps lined up is no reproducer. A background request (`until_others_done`) whose
+companions are all gone runs alone; it is kept only while a check needs it.
 """
 
 from __future__ import annotations
@@ -20,15 +23,20 @@ KEEP = ("max_tokens", "temperature", "logprobs")  # the judgement needs these; e
 
 
 class Budget:
-    def __init__(self, still_fails: StillFails, max_checks: int) -> None:
-        self.still_fails, self.left, self.checks = still_fails, max_checks, 0
+    """Counts runs; a candidate passes only when every one of `repeats` runs fails."""
+
+    def __init__(self, still_fails: StillFails, max_checks: int, repeats: int = 1) -> None:
+        self.still_fails, self.left, self.checks, self.repeats = still_fails, max_checks, 0, max(1, repeats)
 
     def __call__(self, case: Case) -> bool:
-        if self.left <= 0:
-            return False
-        self.left -= 1
-        self.checks += 1
-        return self.still_fails(case)
+        for _ in range(self.repeats):
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            self.checks += 1
+            if not self.still_fails(case):
+                return False
+        return True
 
 
 def with_requests(case: Case, requests: list[TimedRequest]) -> Case:
@@ -113,9 +121,10 @@ def fewer_tokens(case: Case, check: Budget) -> Case:
     return case
 
 
-def shrink(case: Case, still_fails: StillFails, max_checks: int = 60) -> tuple[Case, int]:
-    """The smallest failing case found within `max_checks` runs, and the number of runs made."""
-    check = Budget(still_fails, max_checks)
+def shrink(case: Case, still_fails: StillFails, max_checks: int = 60, repeats: int = 2) -> tuple[Case, int]:
+    """The smallest case found within `max_checks` runs that failed `repeats` times in a row at every step, and the
+    number of runs made."""
+    check = Budget(still_fails, max_checks, repeats)
     before = len(case.requests)
     for step in (ddmin_requests, drop_params, plain_timing, shorter_prompts, fewer_tokens):
         case = step(case, check)

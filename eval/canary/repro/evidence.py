@@ -73,6 +73,7 @@ def request_of(rec: ProbeRecord, first: str | None) -> TimedRequest:
         abort_after_tokens=x.get("abort_after_tokens"),
         features=list(x.get("features") or [rec.mode]),
         banned_sequences=list(x.get("banned_sequences") or []),
+        until_others_done=bool(x.get("until_others_done")),
     )
 
 
@@ -135,5 +136,6 @@ def outputs(records: list[ProbeRecord]) -> dict[str, dict[str, Any]]:
             "finish_reason": r.finish_reason,
             "error": r.infra_error,
             "refused": r.extra.get("refused"),
+            "aborted": bool(r.extra.get("aborted")),
         }
     return out

@@ -18,7 +18,7 @@ from eval.canary.fuzz.api import judge_case
 from eval.canary.fuzz.case import Case, Finding
 from eval.canary.fuzz.execute import records_of, run_case_async
 from eval.canary.fuzz.mode import HEALTH_WAIT_S, wait_healthy
-from eval.canary.fuzz.oracles import CrashOracle, default_oracles
+from eval.canary.fuzz.oracles import default_oracles
 from eval.canary.fuzz.shrink import shrink
 from eval.canary.records import ProbeRecord
 from eval.canary.repro.evidence import Evidence, find, outputs
@@ -37,7 +37,7 @@ class Live:
         salt = uuid.uuid4().hex
         ref = records_of(case, asyncio.run(run_case_async(case, self.reference_url, self.model, salt=salt)), "ref", "")
         mine = records_of(case, asyncio.run(run_case_async(case, self.cohort_url, self.model, salt=salt)), "cohort", "")
-        oracles = [*default_oracles(None, self.near_tie, self.lp_tolerance), CrashOracle()]
+        oracles = default_oracles(None, self.near_tie, self.lp_tolerance)  # the crash oracle included
         findings = judge_case(case, mine, ref, oracles)
         if any(r.infra_error for r in mine + ref):  # a crashed engine restarts (the stack's watchdog): wait for it
             for url in (self.cohort_url, self.reference_url):

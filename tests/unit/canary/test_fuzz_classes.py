@@ -1,0 +1,115 @@
+"""Issue 27, gap 1: the generator reaches the three missed bug classes as classes (a feature at a non-zero batch row
+beside drafts, a stop string completed mid-step, a grammar crossed by drafts), output-guided parameters are
+derived from a pilot's output, the oracles compare token count / finish_reason / usage and call a 5xx a failure,
+and shrinking keeps only candidates that fail on repeat."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from eval.canary.fuzz.case import Case, TimedRequest
+from eval.canary.fuzz.derive import _bad_word, _regex, _stop, regex_literal
+from eval.canary.fuzz.generate import GenContext, generate_case
+from eval.canary.fuzz.oracles import default_oracles, judge_request
+from eval.canary.fuzz.shrink import shrink
+from eval.canary.fuzz.space import space_from_openapi
+from eval.canary.prompts import PromptBook
+from eval.canary.records import ProbeRecord
+from tests.doubles.toy_lm import FIELDS, toy_tokenize
+
+VOCAB = ["a", "b", "cat", "dog", "x", "yz"]
+
+
+class FakeTok:
+    """Token i's text is ' ' + VOCAB[i] (a leading space, as byte-level BPE renders a word)."""
+
+    async def detok(self, ids: list[int]) -> str:
+        return "".join(" " + VOCAB[i] for i in ids)
+
+    async def tok(self, text: str) -> list[int]:
+        return [VOCAB.index(w) for w in text.split()]
+
+
+def _gen(**kw: object) -> GenContext:
+    fields = {**FIELDS, "structured_outputs": {"type": "object"}}
+    space = space_from_openapi({"components": {"schemas": {"CompletionRequest": {"properties": fields}}}})
+    return GenContext(book=PromptBook(toy_tokenize, 0), space=space, block_size=16, spec_tokens=4, **kw)  # type: ignore[arg-type]
+
+
+def test_features_join_a_running_batch_and_parameters_are_derived_from_output() -> None:
+    cases = [generate_case(_gen(), 1, i) for i in range(150)]
+    joined = [r for c in cases for r in c.requests if r.after == "bg"]
+    assert sum(1 for c in cases if any(r.until_others_done for r in c.requests)) >= 30
+    assert {p for r in joined for p in r.params} >= {"presence_penalty", "min_tokens"}  # features off batch row 0
+    derived = {k for c in cases for r in c.requests for k in r.derive}
+    assert derived >= {"bad_words", "stop", "stop_token_ids", "regex"}
+    assert any(r.derive and r.after == "bg" for r in joined)
+
+
+def test_derived_ban_stop_and_regex_act_at_the_drawn_position() -> None:
+    ids = [0, 2, 3, 4, 5, 1]  # " a cat dog x yz b"
+    word, seqs = asyncio.run(_bad_word(FakeTok(), ids, {"at": 0.5}))  # type: ignore[misc]
+    assert word == "x" and [4] in seqs
+    stop = asyncio.run(_stop(FakeTok(), ids, {"at": 0.5, "chars": 2, "inside": 0}))
+    text = asyncio.run(FakeTok().detok(ids))
+    assert stop is not None and text.find(stop) + len(stop) == len(" a cat dog x")  # completes at token 3
+    inside = asyncio.run(_stop(FakeTok(), ids, {"at": 0.2, "chars": 1, "inside": 1}))
+    assert inside == "ca"  # ends inside " cat": the text is cut mid-token
+    rx = asyncio.run(_regex(FakeTok(), ids, {"at": 0.4, "tail": "[0-9]{2}"}))
+    assert rx is not None and re.fullmatch(rx, " a cat dog12") and not re.fullmatch(rx, " a cat dog x")
+    assert regex_literal("a.b (c)") == r"a\.b \(c\)" and regex_literal("\x00") is None
+
+
+def _rec(role: str = "r0", **kw: object) -> ProbeRecord:
+    base: dict[str, object] = dict(
+        probe_id=f"fuzz-000-{role}", cohort="c", mode="fuzz", index=0, role=role,
+        output_token_ids=[1, 2, 3], output_text="abc", finish_reason="stop", params={"max_tokens": 8},
+    )  # fmt: skip
+    base.update(kw)
+    rec = ProbeRecord(**base)  # type: ignore[arg-type]
+    rec.extra.update(endpoint="completions", completion_tokens=len(rec.output_token_ids or []))
+    return rec
+
+
+def _failed(rec: ProbeRecord, ref: ProbeRecord) -> list[str]:
+    return [f.oracle for f in judge_request(None, rec, ref, default_oracles(None, 0.25, 0.5)) if f.failed]
+
+
+def test_a_5xx_where_the_reference_answered_is_a_failure_not_a_fact() -> None:
+    err = _rec(output_token_ids=None, infra_error="HTTP 500: grammar rejected the accepted tokens")
+    assert _failed(err, _rec()) == ["crash"]
+    refused = _rec(output_token_ids=None)
+    refused.extra["refused"] = "HTTP 400: min_p is not supported"
+    assert _failed(refused, _rec()) == []
+
+
+def test_count_finish_reason_and_usage_are_compared() -> None:
+    assert "reference" in _failed(_rec(output_token_ids=[1, 2, 3, 4]), _rec())  # ids kept past the stop string
+    assert _failed(_rec(finish_reason="length"), _rec()) == ["accounting"]
+    usage = _rec()
+    usage.extra["completion_tokens"] = 5
+    assert _failed(usage, _rec()) == ["accounting"]
+    assert _failed(_rec(output_text="ab"), _rec()) == ["accounting"]
+
+
+def test_a_self_check_that_speculation_off_fails_too_is_a_fact() -> None:
+    params = {"max_tokens": 8, "stop_token_ids": [2], "min_tokens": 3}
+    rec, ref = _rec(params=params, finish_reason="length"), _rec(params=params, finish_reason="length")
+    findings = judge_request(None, rec, ref, default_oracles(None, 0.25, 0.5))
+    assert [f.verdict for f in findings if f.oracle == "stop"] == ["fact"]
+
+
+def test_shrinking_keeps_only_candidates_that_fail_on_repeat() -> None:
+    reqs = [TimedRequest(role=f"r{i}", prompt_token_ids=[1, 2], params={"max_tokens": 4}) for i in range(6)]
+    case = Case(seed=0, index=0, requests=reqs)
+    flaky = iter([True, False] * 200)  # r3 alone fails every other run: never twice in a row
+
+    def fails(c: Case) -> bool:
+        roles = {r.role for r in c.requests}
+        if "r1" in roles:
+            return True
+        return "r3" in roles and next(flaky)
+
+    small, _ = shrink(case, fails, max_checks=80, repeats=2)
+    assert [r.role for r in small.requests] == ["r1"]

@@ -43,17 +43,21 @@ def series(run_dir: Path, cohort: str, width_s: float = WINDOW_S) -> list[dict[s
     t0 = rows[0][0]
     return [
         {"t": (start - t0), "t_end": (end - t0), "rate": a.rate, "draft_tokens": a.draft_tokens,
-         "per_position_rate": list(a.per_position_rate)}
+         "per_position_rate": list(a.per_position_rate), "t_abs": start}
         for start, end, a in rows
     ]  # fmt: skip
 
 
 def plot_acceptance(
-    run_dir: Path, out: Path, width_s: float = WINDOW_S, name: str = "uptime_acceptance.png"
+    run_dir: Path,
+    out: Path,
+    width_s: float = WINDOW_S,
+    name: str = "uptime_acceptance.png",
+    cohorts: list[str] | None = None,
 ) -> str | None:
-    """Acceptance over time, one line per speculative cohort, its detector's null floor dotted (an x marks an
-    alarm); None without data."""
-    every = {c: series(run_dir, c, width_s) for c in uptime_records(run_dir)}
+    """Acceptance over time, one line per speculative cohort (only `cohorts` when given), its detector's null
+    floor dotted (an x marks an alarm); None without data."""
+    every = {c: series(run_dir, c, width_s) for c in uptime_records(run_dir) if cohorts is None or c in cohorts}
     lines = {c: rows for c, rows in every.items() if any(w["rate"] is not None for w in rows)}
     if not lines:
         return None
@@ -63,15 +67,17 @@ def plot_acceptance(
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    records = uptime_records(run_dir)
     for cohort, rows in lines.items():
         pts = [(w["t_end"], w["rate"]) for w in rows if w["rate"] is not None]
-        (line,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=cohort)
-        detector = (uptime_records(run_dir)[cohort].get("monitor") or {}).get("detector", {})
+        label = f"{cohort}: {records[cohort].get('verdict')}"
+        (line,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=label)
+        detector = (records[cohort].get("monitor") or {}).get("detector", {})
         if isinstance(detector.get("floor"), int | float) and detector["floor"] > 0:  # the detector's null floor
             ax.axhline(detector["floor"], color=line.get_color(), linestyle=":", linewidth=1)
         alarm = detector.get("alarm")
         if alarm:
-            t0 = rows[0]["t"]
+            t0 = rows[0]["t_abs"]  # the alarm's time is absolute, like the windows of the detector
             ax.plot([alarm["t_end"] - t0], [alarm["rate"] or 0], "rx", markersize=10)
     ax.set_xlabel(f"seconds into the uptime session (windows of {width_s:g} s)")
     ax.set_ylabel("draft acceptance")

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_corpus.py                          # corpus found as the tests find it
     .venv/bin/python benchmarks/bench_corpus.py --corpus PATH --misses   # a given corpus; list misses and alarms
     .venv/bin/python benchmarks/bench_corpus.py --real-text [DIR ...]   # false alarms on real code and languages
+    .venv/bin/python benchmarks/bench_corpus.py --wild FILE [--split dev]  # held-out real replies (outside the repo)
 
 Prints, per split (dev: what the detectors were developed on; test: looked at once at the end; all), the
 corrupted replies detected (any label but `truncated`) with each label's recall, the clean turns flagged, and
@@ -91,12 +92,59 @@ def real_text(dirs: list[Path]) -> dict[str, Any]:
     return out
 
 
+def wild(path: Path, split: str | None) -> dict[str, Any]:
+    """Replies of real corruption and real clean text kept outside the repository (third-party text), one JSON
+    object a line: `id`, `source` (URL), `split` (`dev` or `heldout`, fixed when the row was collected),
+    `expect` (labels; [] for a clean reply) and `message` (a `classify-messages` line: the assistant message
+    with its request context). A corrupted reply is found when it gets any error label; a clean one is flagged
+    when it gets any label but `truncated`."""
+    from eval.classify.context import Context
+    from eval.classify.messages import classify_message
+    from eval.classify.table import SEVERITY
+
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [r for r in rows if split is None or r["split"] == split]
+    found = expected = clean_flagged = 0
+    per_label: dict[str, list[int]] = {}
+    misses: list[str] = []
+    alarms: list[str] = []
+    for row in rows:
+        labels = classify_message(row["message"], Context.build(tools_known=False))["labels"]
+        if row["expect"]:
+            hit = any(SEVERITY[label] == "error" for label in labels)
+            found += hit
+            expected += all(label in labels for label in row["expect"])
+            for label in row["expect"]:
+                per_label.setdefault(label, [0, 0])[1] += 1
+                per_label[label][0] += label in labels
+            if not hit:
+                misses.append(f"{row['id']} ({row['source']}): got {labels}")
+        elif flags(labels):
+            clean_flagged += 1
+            alarms.append(f"{row['id']} ({row['source']}): {labels}")
+    corrupt = sum(1 for r in rows if r["expect"])
+    return {
+        "split": split or "all",
+        "corrupted_found": f"{found}/{corrupt}",
+        "corrupted_with_expected_labels": f"{expected}/{corrupt}",
+        "clean_flagged": f"{clean_flagged}/{len(rows) - corrupt}",
+        "recall_per_label": {k: f"{v[0]}/{v[1]}" for k, v in sorted(per_label.items())},
+        "misses": misses,
+        "false_alarms": alarms,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=None, help="corpus.jsonl(.gz); default: as the tests find it")
     parser.add_argument("--misses", action="store_true", help="list the missed rows and the flagged clean turns")
     parser.add_argument("--real-text", nargs="*", type=Path, default=None, metavar="DIR", help=real_text.__doc__)
+    parser.add_argument("--wild", type=Path, default=None, metavar="FILE", help=wild.__doc__)
+    parser.add_argument("--split", default=None, help="with --wild: only this split (dev, heldout)")
     args = parser.parse_args()
+    if args.wild is not None:
+        print(json.dumps(wild(args.wild, args.split), indent=2, ensure_ascii=False))
+        return 0
     if args.real_text is not None:
         print(json.dumps(real_text(args.real_text), indent=2, ensure_ascii=False))
         return 0

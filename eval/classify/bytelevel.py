@@ -39,7 +39,8 @@ _INNER_SPACE = frozenset("\u0120\u010a")
 def _plausible(ch: str) -> bool:
     o = ord(ch)
     return (
-        0x00C0 <= o <= 0x01BF  # accented Latin (not U+01C0-U+024F: Turkish `Çık` decodes to the rare `Ǐk`)
+        # Latin-1 signs (`°`, `£`, `©`, `«`) and accented Latin; not U+01C0-U+024F (Turkish `Çık` decodes to `Ǐk`)
+        0x00A1 <= o <= 0x01BF
         or 0x0370 <= o <= 0x03FF  # Greek
         or 0x0400 <= o <= 0x045F  # basic Cyrillic
         or 0x2000 <= o <= 0x2BFF  # punctuation, arrows, symbols
@@ -50,12 +51,29 @@ def _plausible(ch: str) -> bool:
     )
 
 
+def _cp1252_alphabet() -> dict[str, int]:
+    """Each byte as Windows-1252 shows it (the five bytes it leaves undefined as Latin-1 does): UTF-8 read as
+    Windows-1252 is the mojibake of `â€™` for `’` and `Ã©` for `é`."""
+    mapping = {chr(b): b for b in range(0x80)}
+    for b in range(0x80, 0x100):
+        try:
+            mapping[bytes((b,)).decode("cp1252")] = b
+        except UnicodeDecodeError:
+            mapping[chr(b)] = b
+    return mapping
+
+
+CP1252_TO_BYTE = _cp1252_alphabet()
+# Characters only Windows-1252 has (bytes 0x80-0x9F): the mark of its mojibake beside the Latin-1 one.
+_CP1252_ONLY = frozenset(c for c in CP1252_TO_BYTE if ord(c) > 0xFF)
+
+
 def word_is_leak(word: str) -> str:
     """Why `word` is a leaked byte-level piece run ('' when it is not)."""
     try:
         raw = bytes(CHAR_TO_BYTE[c] for c in word)
     except KeyError:
-        return ""  # a character outside the byte alphabet: real text
+        return _mojibake(word)  # a character outside the byte alphabet: real text, or Windows-1252 mojibake
     if raw.isascii() and not any(c in _INNER_SPACE for c in word[1:]):
         return ""
     try:
@@ -64,11 +82,31 @@ def word_is_leak(word: str) -> str:
         return ""
     if any(ord(c) < 0x20 and c not in "\t\n\r" for c in decoded):
         return ""  # decodes to control characters: a real word in a Latin-Extended script
-    if _inner_marker(word) or _glued_trailing_marker(word):
+    if _inner_marker(word) or _glued_trailing_marker(word) or _only_markers(word):
         return f"byte-level pieces decode to {decoded[:40]!r}"
     if any(_plausible(c) for c in decoded if ord(c) > 0x7F):
         return f"byte-level pieces decode to {decoded[:40]!r}"
     return ""
+
+
+def _mojibake(word: str) -> str:
+    """UTF-8 read as Windows-1252 (`Thatâ€™s`, `â€"`): the word holds a character only Windows-1252 has, maps
+    back to strict UTF-8 and decodes to a character of a common script. Real words never decode: `café` is
+    not UTF-8 as bytes, `Zażółć` has letters Windows-1252 lacks."""
+    if _CP1252_ONLY.isdisjoint(word):
+        return ""
+    try:
+        decoded = bytes(CP1252_TO_BYTE[c] for c in word).decode("utf-8")
+    except (KeyError, UnicodeDecodeError):
+        return ""
+    if any(_plausible(c) for c in decoded if ord(c) > 0x7F):
+        return f"UTF-8 read as Windows-1252: decodes to {decoded[:40]!r}"
+    return ""
+
+
+def _only_markers(word: str) -> bool:
+    """`ĊĊ`, `ĠĠĠĠ`: two or more space/newline markers and nothing else (no word of any language)."""
+    return len(word) >= 2 and all(c in _INNER_SPACE for c in word)
 
 
 def _inner_marker(word: str) -> bool:
@@ -115,12 +153,30 @@ def _leading_marker_spans(fieldname: str, text: str) -> list[Span]:
     return [span_at(fieldname, text, m.start(), m.end(), why) for m in found]
 
 
+# A code fence written with newline markers (```jsonĊ{ĊĠĠ"name"…): the fence is part of the leak, not quoting.
+_MARKED_FENCE = re.compile("(?:```|~~~)[\\w+-]*\u010a|\u010a(?:```|~~~)")
+
+
 def _in_backticks(text: str, start: int, word: str) -> bool:
     """The pieces are quoted in inline code (`` `ĠreturnĠx` ``): a model explaining byte-level BPE."""
+    if _MARKED_FENCE.search(word):
+        return False
     if word.count("`") >= 2:
         return True
     line_start = text.rfind("\n", 0, start) + 1
     return text.count("`", line_start, start) % 2 == 1
+
+
+_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
+_QUOTES = "'\""
+
+
+def _quoted_in_fence(text: str, start: int, word: str) -> bool:
+    """A string literal in a fenced block (`['Se', 'Ã¡n', 'ĠMurray']`: a tokenizer's pieces shown as code)."""
+    core = word.rstrip(",;:)]}")
+    if len(core) < 3 or core[0] not in _QUOTES or core[-1] != core[0]:
+        return False
+    return len(_FENCE_LINE.findall(text, 0, start)) % 2 == 1
 
 
 def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
@@ -131,7 +187,7 @@ def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
         if word.isascii():
             continue
         why = word_is_leak(word)
-        if why and not _in_backticks(text, m.start(), word):
+        if why and not _in_backticks(text, m.start(), word) and not _quoted_in_fence(text, m.start(), word):
             spans.append(span_at(fieldname, text, m.start(), m.end(), why))
             if len(spans) >= MAX_SPANS:
                 break

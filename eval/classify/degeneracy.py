@@ -45,6 +45,7 @@ LOW_IS_DEGENERATE = frozenset({"compression", "distinct3"})
 # Tokens: one CJK/kana/hangul character, a run of letters and digits, or a run of other non-space characters
 # (`=====` and `.)` are one token each).
 _TOKEN_NO_CJK = re.compile(r"\w+|[^\w\s]+")  # the same where no CJK character is (faster)
+_NUMBER = re.compile(r"\d+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+|[^\w\s]+")
 # A chunk of prose between spaces: letters (words joined by hyphens, apostrophes or CJK punctuation), maybe
@@ -93,11 +94,11 @@ INTERJECTIONS = frozenset(
 )
 _RUN_SEPARATORS = frozenset(",")  # `the, the, of, …`: commas do not break a run of function words
 _TOKEN_CLASS = {**dict.fromkeys(FUNCTION_WORDS, "f"), **dict.fromkeys(_RUN_SEPARATORS, "")}
-_SEP = "\x00"
-# The shortest unit of 1-8 tokens at a position repeated at least MIN_REPS times in all (in C): fewer are
-# not measured (periodicity 1.0), in calibration and classification alike.
+# Periodicity is searched on the token sequence written as bytes, one byte per distinct token (a window holds
+# at most WINDOW_TOKENS < 256 tokens): the shortest unit of 1-8 tokens at a position repeated at least MIN_REPS
+# times in all, in C. Fewer are not measured (periodicity 1.0), in calibration and classification alike.
 MIN_REPS = 3
-_PERIODIC = re.compile(rf"(?<![^\x00])((?:[^\x00]+\x00){{1,{MAX_UNIT_TOKENS}}}?)\1{{{MIN_REPS - 1},}}")
+_PERIODIC = re.compile(rb"(.{1,%d}?)\1{%d,}" % (MAX_UNIT_TOKENS, MIN_REPS - 1), re.S)
 # A line without any of these is prose as it stands; one with them is checked chunk by chunk.
 _CODE_HINT = re.compile(r"[\d/\\_=(){}\[\]<>@#$%&|~^]|[-*+.:]{3}")
 
@@ -120,8 +121,10 @@ def prose(text: str, limit: int = TAIL_CHARS) -> str:
     """The last `limit` characters of a field's prose: code fences, table rows, indented lines, lines of fewer
     than three words (list items, headings) and lines that are not two thirds words (code, logs, file lists,
     data) dropped."""
-    if "`" in text:
-        text = _FENCE.sub("\n", text).replace("`", "")  # inline code stays: its names are words of the sentence
+    if "`" in text:  # fences (only where a fence marker is), then inline code's backticks
+        if "```" in text or "~~~" in text:
+            text = _FENCE.sub("\n", text)
+        text = text.replace("`", "")  # inline code stays: its names are words of the sentence
     keep: list[str] = []
     size = 0
     for line in reversed(text.split("\n")):  # lines from the end, until enough prose (a long field is never split)
@@ -145,42 +148,34 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     tail = prose(text[-4 * TAIL_CHARS :], TAIL_CHARS if compression else TOKEN_CHARS)
     raw = tail[-COMPRESSION_CHARS:].encode("utf-8", "surrogatepass") if compression else b""
     ratio = len(zlib.compress(raw, 9)) / len(raw) if compression and len(raw) >= COMPRESSION_MIN_BYTES else None
-    window = tail[-TOKEN_CHARS:].lower()
+    # Numbers are one token, `0`: a loop that counts (`1. Check the file`, `2. Check the file`, ...) repeats.
+    window = _NUMBER.sub("0", tail[-TOKEN_CHARS:].lower())
     tokens = (_TOKEN if _CJK.search(window) else _TOKEN_NO_CJK).findall(window)
     if not INTERJECTIONS.isdisjoint(tokens):
         tokens = [t for t in tokens if t not in INTERJECTIONS]
     tokens = tokens[-WINDOW_TOKENS:]
-    trigrams = list(zip(tokens, tokens[1:], tokens[2:], strict=False))
-    distinct = len(set(trigrams))
-    distinct3 = distinct / len(trigrams) if len(tokens) >= MIN_TOKENS else None
-    # More than 2.5 repetitions of a unit repeat a trigram ((a, a, a) for a unit of one token): without one,
-    # the periodicity is not measured (1.0), in calibration and classification alike.
-    # A unit of p >= 2 tokens repeated 3 times repeats a trigram at distance p; a unit of one token follows itself.
-    periodic = (distinct < len(trigrams) and _repeats_within(trigrams, MAX_UNIT_TOKENS)) or any(
-        map(str.__eq__, tokens, tokens[1:])
-    )
+    n_trigrams = len(tokens) - 2
+    distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
+    distinct3 = distinct / n_trigrams if len(tokens) >= MIN_TOKENS else None
+    # A unit of p >= 2 tokens repeated MIN_REPS times repeats a trigram; a unit of one token follows itself.
+    periodic = distinct < n_trigrams or any(map(str.__eq__, tokens, tokens[1:]))
     return Statistics(ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens))
-
-
-def _repeats_within(trigrams: list[tuple[str, str, str]], distance: int) -> bool:
-    last: dict[tuple[str, str, str], int] = {}
-    for i, trigram in enumerate(trigrams):
-        if i - last.get(trigram, -distance - 1) <= distance:
-            return True
-        last[trigram] = i
-    return False
 
 
 def _periodicity(tokens: list[str]) -> float:
     """Most back-to-back repetitions (MIN_REPS or more) of a unit of 1-8 tokens that holds a letter (`0, 0, 0`
-    is data); 1.0 when there are none."""
-    joined = _SEP.join(tokens) + _SEP
+    is data); 1.0 when there are none. Each position's shortest repeated unit counts (regions do not overlap)."""
+    ids = {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+    seq = bytes(map(ids.__getitem__, tokens))
     best = 1.0
-    for m in _PERIODIC.finditer(joined):
-        unit = m.group(1)
-        reps = m.group(0).count(_SEP) / unit.count(_SEP)
-        if reps > best and any(c.isalpha() for c in unit):
-            best = reps
+    letters: list[bool] | None = None
+    for m in _PERIODIC.finditer(seq):
+        reps = (m.end() - m.start()) // len(m.group(1))
+        if reps > best:
+            if letters is None:
+                letters = [any(c.isalpha() for c in t) for t in ids]
+            if any(letters[b] for b in m.group(1)):
+                best = float(reps)
     return best
 
 

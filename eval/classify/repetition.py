@@ -16,6 +16,8 @@ to the end) and every SPACING characters, which is enough to hit every region th
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -80,6 +82,9 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
     truncated = turn.finish_reason == "length"
     for name, text in turn.fields:
         free = name in _FREE_TEXT
+        if free and (span := _punctuation_span(name, text)) is not None:
+            spans.append(span)
+            continue
         region = worst_region(text, truncated, FREE_TEXT if free else THRESHOLDS) if len(text) >= MIN_FIELD else None
         if region is not None and free and not _block_loop_ok(text, region, truncated):
             region = None
@@ -94,6 +99,29 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
         elif free and (span := _statistical_span(name, text, ctx)) is not None:
             spans.append(span)
     return spans
+
+
+# What a model emits when its logits are NaN or garbage: the same punctuation mark again and again (`!!!!!!!!`,
+# `！！！！`; token 0 of many vocabularies is `!`). A reply of nothing but punctuation says nothing, and a run of one
+# sentence mark far longer than emphasis is a loop (rules, dots and dashes are not sentence marks).
+PUNCTUATION_ONLY_MIN = 8
+PUNCTUATION_RUN_MIN = 16
+_NO_WORD = re.compile(r"\s*([^\w\s](?:[^\w]*[^\w\s])?)\s*")  # fails at the first letter or digit
+_PUNCTUATION_RUN = re.compile(rf"([!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001])\1{{{PUNCTUATION_RUN_MIN - 1},}}")
+
+
+def _punctuation_span(name: str, text: str) -> Span | None:
+    only = _NO_WORD.fullmatch(text)
+    if (
+        only is not None
+        and only.end(1) - only.start(1) >= PUNCTUATION_ONLY_MIN
+        and all(c.isspace() or unicodedata.category(c)[0] == "P" for c in only.group(1)[:4096])  # not emoji
+    ):
+        return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation")
+    m = _PUNCTUATION_RUN.search(text)
+    if m is None:
+        return None
+    return span_at(name, text, m.start(), m.end(), f"{m.group(1)!r} x {m.end() - m.start()}")
 
 
 def _statistical_span(name: str, text: str, ctx: Context) -> Span | None:

@@ -75,6 +75,12 @@ def plot_acceptance(
         detector = (records[cohort].get("monitor") or {}).get("detector", {})
         if isinstance(detector.get("floor"), int | float) and detector["floor"] > 0:  # the detector's null floor
             ax.axhline(detector["floor"], color=line.get_color(), linestyle=":", linewidth=1)
+        for phase in records[cohort].get("phases") or []:  # when each canary phase began (a dashed line)
+            at = phase.get("started_at")
+            if isinstance(at, int | float) and at >= rows[0]["t_abs"]:
+                ax.axvline(at - rows[0]["t_abs"], color=line.get_color(), linestyle="--", linewidth=0.8, alpha=0.6)
+                ax.annotate(str(phase.get("phase")), (at - rows[0]["t_abs"], 0.02), fontsize=7, rotation=90,
+                            color=line.get_color(), ha="right")  # fmt: skip
         alarm = detector.get("alarm")
         if alarm:
             t0 = rows[0]["t_abs"]  # the alarm's time is absolute, like the windows of the detector

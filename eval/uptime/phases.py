@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ async def run_phase(
 ) -> list[ProbeRecord]:
     """Warm every probe's prompt, then send the probes together; one record per probe."""
     chats = [probe_chat(i) for i in range(cfg.probes)]
+    started_at = time.time()  # wall clock, like the metrics.jsonl snapshots (the plot marks the phase there)
     warms = [await client.chat(c, tools, tool_choice, 1) for c in chats]
     replies = await asyncio.gather(
         *(client.chat(c, tools, tool_choice, cfg.probe_max_tokens, cfg.logprobs) for c in chats)
@@ -81,7 +83,9 @@ async def run_phase(
             output_token_logprobs=None if reply.error else reply.token_logprobs,
             output_top_logprobs=None if reply.error else reply.top_logprobs,
         )
-        rec.extra.update(phase=phase, soak_finished=soak_finished, warm_cached_tokens=warm.cached_tokens)
+        rec.extra.update(
+            phase=phase, soak_finished=soak_finished, warm_cached_tokens=warm.cached_tokens, started_at=started_at
+        )
         records.append(rec)
     return records
 
@@ -107,6 +111,7 @@ class PhaseSummary:
     warm_uncached: int  # warm requests that found nothing cached (their blocks were evicted or never cached)
     vs_reference: Side | None
     vs_fresh: Side | None
+    started_at: float | None = None  # wall-clock time the phase began (older records: None)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -167,8 +172,14 @@ def compare_phase(
         warm_uncached=sum(1 for r in records if not r.extra.get("warm_cached_tokens")),
         vs_reference=_side(vs_ref) if reference is not None else None,
         vs_fresh=_side(vs_fresh) if fresh is not None else None,
+        started_at=_started(first),
     )
     return judged, summary
+
+
+def _started(rec: ProbeRecord | None) -> float | None:
+    t = rec.extra.get("started_at") if rec is not None else None
+    return float(t) if isinstance(t, int | float) else None
 
 
 def save(cohort_dir: Path, records: list[ProbeRecord]) -> None:

@@ -16,7 +16,7 @@ def make_run(tmp_path: Path) -> Path:
     metrics_lines(run / "c1" / "metrics.jsonl", [0.7] * 12 + [0.7] * 12, restart_at=12)
     (run / "c1" / "uptime.json").write_text(json.dumps({
         "schema_version": 1, "cohort": "c1", "verdict": "uptime-corruption",
-        "phases": [{"phase": "fresh", "vs_reference": {"corrupted": 0, "compared": 4}},
+        "phases": [{"phase": "fresh", "vs_reference": {"corrupted": 0, "compared": 4}, "started_at": 1003.0},
                    {"phase": "after", "vs_reference": {"corrupted": 3, "compared": 4},
                     "vs_fresh": {"corrupted": 3, "compared": 4}}],
         "monitor": {"detector": {"baseline": 0.7, "max_e_value": 0.9, "alarm": None}},

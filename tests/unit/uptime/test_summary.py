@@ -139,3 +139,15 @@ def test_a_soak_too_short_for_the_monitor_says_so_rather_than_no_drafts(run: tup
     assert out["monitor"]["detector"]["tested_windows"] == 0
     assert [r for r in out["reasons"] if "tested no window" in r and "longer" in r]
     assert not [r for r in out["reasons"] if "almost never" in r or "no draft" in r]
+
+
+def test_each_phase_says_when_it_began(run: tuple[object, RunDir]) -> None:
+    loaded, rd = run
+    save(rd, [record("fixed-off", "fresh", 0, GOOD)])
+    for k, phase in enumerate(("fresh", "after")):
+        rec = record("fixed-mtp5", phase, 0, GOOD)
+        rec.extra["started_at"] = 1000.0 + 30 * k
+        save(rd, [rec])
+    metrics_lines(rd.cohort_dir("fixed-mtp5") / "metrics.jsonl", [0.74] * 40)
+    out = summarize(loaded, rd, "fixed-mtp5")  # type: ignore[arg-type]
+    assert [p["started_at"] for p in out["phases"]] == [1000.0, 1030.0]

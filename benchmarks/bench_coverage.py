@@ -14,6 +14,10 @@ lines / branches per group, and the branches never taken per group into `--gaps`
     /work/coord/vslot .venv/bin/python benchmarks/bench_coverage.py --cohort stock-off --cohort stock-self4 \\
         --measure stock-self4 --modes fuzz --run-id cov-fuzz-self4
     .venv/bin/python benchmarks/bench_coverage.py --report cov-fuzz-self4     # re-read a finished run
+    # K=4 and MTP 5 combined: a second file's run into the same coverage directory
+    /work/coord/vslot .venv/bin/python benchmarks/bench_coverage.py --file cohorts/bugzoo-mamba-cpu.yaml \
+        --cohort fixed-off --cohort fixed-mtp5 --measure fixed-mtp5 --modes fuzz --run-id cov-mtp5 \
+        --coverage-id cov-fuzz-self4
 
 Baseline (issue 27, the hand-written canary, self-draft K=4 + MTP 5 combined, lines / branches):
 spec_decode 36/19, rejection_sampler 53/33, sample/ops 6/2, logits_processor 58/38, structured_output 21/2,
@@ -186,12 +190,17 @@ def main() -> None:
     ap.add_argument("--modes", help="override workloads.canary.modes, e.g. fuzz")
     ap.add_argument("-c", "--config", action="append", help="more overrides for specqual probe")
     ap.add_argument("--run-id", required=True)
+    ap.add_argument(
+        "--coverage-id",
+        help="keep the coverage data under results/<this>/coverage (default: the run id): two runs of different "
+        "cohort files given the same coverage id are combined (self-draft K=4 + MTP 5, like the issue's baseline)",
+    )
     ap.add_argument("--report", action="store_true", help="only combine and report a finished run")
     ap.add_argument("--gaps", type=Path, help="write the never-taken branches per group here (markdown)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     lib = ensure_lib()
-    data_dir = ROOT / "results" / args.run_id / "coverage"
+    data_dir = ROOT / "results" / (args.coverage_id or args.run_id) / "coverage"
     rc = data_dir / "coveragerc"
     if not args.report:
         rc = write_rc(data_dir, site_packages(args.file))

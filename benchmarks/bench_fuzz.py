@@ -232,7 +232,7 @@ def main() -> None:
     for spec in args.also:
         file, ref, cohorts = spec.split(":")
         groups.append(_group(file, ref, cohorts.split(","), None, args.overrides))
-    if sum(len(g.cohorts) + 1 + bool(g.control) for g in groups) > 4:
+    if sum(len({g.reference, *g.cohorts, *([g.control] if g.control else [])}) for g in groups) > 4:
         raise SystemExit("at most 4 vLLM servers per command")
     console = Console(stderr=True)
     with ExitStack() as es:

@@ -134,6 +134,12 @@ CLASSES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
         ("penalties", "repetition_penalty", "min_tokens", "bad_words", "allowed_token_ids", "logit_bias"),
         True,
     ),
+    (
+        "request features off batch row 0, beside another request's drafts (PR 31908)",
+        ("joined",),
+        True,
+    ),
+    ("stop strings completed inside a multi-token step (PR 47616)", ("derived:stop", "stop"), True),
     ("logprobs of accepted drafts (PR 30846)", ("plain", "penalties", "repetition_penalty", "logit_bias"), True),
     (
         "structured output on draft rows",
@@ -143,6 +149,7 @@ CLASSES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
             "structured:choice",
             "structured:grammar",
             "structured:response_format",
+            "structured:derived_regex",
         ),
         True,
     ),

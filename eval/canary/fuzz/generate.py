@@ -9,8 +9,14 @@ case on every cohort. What it varies (issue 27 item 1):
 - the sampling parameters the served build declares (eval/canary/fuzz/space.py): penalties, min_tokens with stop
   ids, allowed ids, logit bias, bad words, stop strings, top-k/p/min-p, seeds; plus the fields of no known
   meaning, by type; n > 1; logprobs and prompt logprobs; temperature > 0 on a few requests (self-checked only);
-- structured output (json schema, regex, choice, grammar) and chat tool calls (`tool_choice` auto, required,
-  named); client aborts mid-stream.
+- structured output (json schema, regex incl. wide character classes, choice, grammar) and chat tool calls
+  (`tool_choice` auto, required, named); client aborts mid-stream;
+- a long background request sent first (batch index 0) that most requests of the case join once it streams, so
+  every feature also runs at non-zero batch rows, in steps beside another request's drafts; closed by the client
+  once the others are done;
+- output-guided parameters (eval/canary/fuzz/derive.py): bad words, stop strings, stop ids and a regex taken from
+  a pilot run's own greedy output at a drawn position, so the processor acts where drafts sit (a random ban or
+  stop string never meets a random model's output).
 Requests are greedy unless drawn sampled; every request asks for top-k logprobs (the judgement needs them).
 """
 
@@ -107,6 +113,7 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
         req = _request(ctx, rng, seed, index, f"r{j}", warm, requests)
         if bg is not None and rng.random() < 0.75:
             req.after, req.start_ms = "bg", 0  # joins the running batch: not at batch index 0, beside drafts
+            req.features.append("joined")
         requests.append(req)
     return Case(seed=seed, index=index, server=ServerConfig(), requests=requests)
 

@@ -372,7 +372,7 @@ NEEDS_REFERENCE = ("reference", "crash")
 def _shared(oracle: Oracle, finding: Finding, case: Case | None, ref: ProbeRecord | None) -> Finding:
     """A self-check the speculation-off reference fails the same way is a fact about the build (a bug outside
     speculative decoding, reported, not a speculative failure); the differential oracles are left alone."""
-    if not finding.failed or oracle.name in NEEDS_REFERENCE or not answered(ref) or (ref and ref.extra.get("sampled")):
+    if not finding.failed or oracle.name in NEEDS_REFERENCE or not answered(ref):
         return finding
     assert ref is not None
     theirs = oracle.judge(case, ref, None)

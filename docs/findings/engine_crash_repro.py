@@ -7,10 +7,10 @@ judges by the engine: a request that fails with 5xx or a dropped connection, aft
 crash. Cases:
 
   seeded-chunked   speculation off, `--max-num-batched-tokens 32` (so a 48-token prompt is prefilled in two
-                   chunks): an unseeded sampled request (the control) then the same request with `seed`. The
-                   runner rewinds the per-request generator of the discarded partial-prefill row with
-                   `gen.set_offset(gen.get_offset() - 4)`, and a CPU torch.Generator raises "CPU Generator does
-                   not use offset".
+                   chunks): an unseeded sampled request and a seeded short one (the controls), then the long
+                   request with `seed`. The runner rewinds the per-request generator of the discarded
+                   partial-prefill row with `gen.set_offset(gen.get_offset() - 4)`, and a CPU torch.Generator
+                   raises "CPU Generator does not use offset".
   topk-draft-rows  self-drafting (`draft_model`, the model itself, 4 tokens): greedy requests (the control), then
                    rounds of sampled requests with top_k/top_p beside greedy ones. The draft rows' top-k/top-p
                    come from `expand_batch_to_tokens`, whose CPU stand-in leaves them uninitialized (finding 2),
@@ -126,7 +126,8 @@ def batch(url: str, bodies: list[dict[str, Any]]) -> list[str]:
 def run_case(case: str, url: str) -> int:
     """Send the control, then the case; return the exit code."""
     if case == "seeded-chunked":
-        control = [{"prompt": LONG, "temperature": 1.0}]
+        # controls: the long prompt unseeded, and a seeded request whose prompt fits in one step (not chunked)
+        control = [{"prompt": LONG, "temperature": 1.0}, {"prompt": SHORT[0], "temperature": 1.0, "seed": 1234}]
         rounds = [[{"prompt": LONG, "temperature": 1.0, "seed": 1234}]]
     else:
         control = [{"prompt": p, "temperature": 0.0} for p in SHORT]

@@ -55,6 +55,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--plot", type=Path)
+    ap.add_argument(
+        "--real",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="cohort dirs of `specqual sampled` runs (RUN/COHORT): their FAIL-by-tokens curve is drawn over the "
+        "simulated ones (one step per run, from each seed's sampled.json)",
+    )
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     grid = np.arange(args.batch, args.max_tokens + 1, args.batch)
@@ -85,11 +93,21 @@ def main() -> None:
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
         "tokens": grid.tolist(),
         "rows": rows,
+        "real": [real_runs(d) for d in args.real],
     }
     if args.out:
         args.out.write_text(json.dumps(result, indent=1) + "\n")
     if args.plot:
         plot(result, args.plot)
+
+
+def real_runs(cohort_dir: Path) -> dict:
+    """One real cohort's runs: per seed, the verdict and the tokens tested when it was reached."""
+    runs = []
+    for f in sorted(Path(cohort_dir).glob("sampled/seed*/sampled.json")):
+        s = json.loads(f.read_text())
+        runs.append({"seed": s["seed"], "verdict": s["verdict"], "tokens": s["test"]["tokens"], "wall_s": s["wall_s"]})
+    return {"cohort_dir": str(cohort_dir), "runs": runs}
 
 
 def _q(xs: list[int], q: float) -> int | None:
@@ -106,6 +124,13 @@ def plot(result: dict, path: Path) -> None:
     for row in result["rows"]:
         label = "no shift (false FAILs)" if row["shift"] == 0 else f"shift {row['shift'] * 100:.0f} points"
         ax.plot(result["tokens"], row["curve"], label=label, lw=2 if row["shift"] in (0, 0.03) else 1)
+    for real in result.get("real", []):
+        runs = real["runs"]
+        at = sorted(r["tokens"] for r in runs if r["verdict"] == "FAIL")
+        xs = [0, *at, result["tokens"][-1]]
+        ys = [0.0, *[(i + 1) / len(runs) for i in range(len(at))], len(at) / len(runs)]
+        name = Path(real["cohort_dir"]).name
+        ax.step(xs, ys, where="post", color="black", lw=1.5, ls="-.", label=f"real: {name} ({len(runs)} runs)")
     a = result["args"]
     ax.axhline(a["alpha"], color="grey", ls="--", lw=1)
     ax.axhline(0.9, color="grey", ls=":", lw=1)

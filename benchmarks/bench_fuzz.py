@@ -213,6 +213,28 @@ def _append(out: Path, row: dict[str, Any]) -> None:
         fh.write(json.dumps(row) + "\n")
 
 
+def _coverage(args: argparse.Namespace, file: str) -> list[str]:
+    """Overrides that run coverage.py inside the measured cohorts of `file` (bench_coverage's hook and rc)."""
+    if not args.coverage_id or not args.measure:
+        return []
+    import os
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.bench_coverage import ROOT, ensure_lib, load_matrix, site_packages, write_rc
+
+    names = [c["name"] for c in load_matrix(file)]
+    measured = [n for n in args.measure if n in names]
+    if not measured:
+        return []
+    lib = ensure_lib()
+    rc = write_rc(ROOT / "results" / args.coverage_id / "coverage", site_packages(file))
+    rest = os.environ.get("PYTHONPATH", "")
+    if str(lib) not in rest.split(":"):  # the launcher keeps the caller's PYTHONPATH after the build's overlay
+        os.environ["PYTHONPATH"] = f"{lib}:{rest}" if rest else str(lib)
+    out = [f"matrix.cohorts.{names.index(n)}.env.COVERAGE_PROCESS_START={rc}" for n in measured]
+    return [*out, "server.args.shutdown_timeout=10"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("file")
@@ -226,12 +248,16 @@ def main() -> None:
     ap.add_argument("--shrink", type=int, default=0, help="shrink the first repeatable failure with this many runs")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("-c", action="append", default=[], dest="overrides")
+    ap.add_argument("--coverage-id", help="coverage.py inside the --measure cohorts' servers, data under "
+                    "results/<this>/coverage (bench_coverage.py --report --coverage-id reads it)")  # fmt: skip
+    ap.add_argument("--measure", action="append", default=[], help="cohorts whose servers run coverage")
     args = ap.parse_args()
 
-    groups = [_group(args.file, args.reference, args.cohort, args.control, args.overrides)]
+    specs = [(args.file, args.reference, args.cohort, args.control)]
     for spec in args.also:
         file, ref, cohorts = spec.split(":")
-        groups.append(_group(file, ref, cohorts.split(","), None, args.overrides))
+        specs.append((file, ref, cohorts.split(","), None))
+    groups = [_group(f, r, cs, ctl, [*args.overrides, *_coverage(args, f)]) for f, r, cs, ctl in specs]
     if sum(len({g.reference, *g.cohorts, *([g.control] if g.control else [])}) for g in groups) > 4:
         raise SystemExit("at most 4 vLLM servers per command")
     console = Console(stderr=True)

@@ -167,6 +167,17 @@ def _in_backticks(text: str, start: int, word: str) -> bool:
     return text.count("`", line_start, start) % 2 == 1
 
 
+# A marker or a mojibake pair named in quotes (`text.replace("Ġ", " ")`, `turns "Ã©" back into "é"`): code and
+# explanations name one piece at a time; a leak runs through words.
+_PIECE_CHARS = "".join(sorted({c for c in (*CHAR_TO_BYTE, *CP1252_TO_BYTE) if ord(c) > 0x7F} | {"\u2581"}))
+_NAMED_PIECE = re.compile(f"([\"'])[{re.escape(_PIECE_CHARS)}]{{1,4}}\\1")
+
+
+def _unquoted(word: str) -> str:
+    """The word without the pieces it names in quotes."""
+    return _NAMED_PIECE.sub("", word) if ("'" in word or '"' in word) else word
+
+
 _FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
 _QUOTES = "'\""
 
@@ -186,7 +197,7 @@ def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
         word = m.group()
         if word.isascii():
             continue
-        why = word_is_leak(word)
+        why = word_is_leak(_unquoted(word))
         if why and not _in_backticks(text, m.start(), word) and not _quoted_in_fence(text, m.start(), word):
             spans.append(span_at(fieldname, text, m.start(), m.end(), why))
             if len(spans) >= MAX_SPANS:

@@ -107,7 +107,8 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
 PUNCTUATION_ONLY_MIN = 8
 PUNCTUATION_RUN_MIN = 16
 _NO_WORD = re.compile(r"\s*([^\w\s](?:[^\w]*[^\w\s])?)\s*")  # fails at the first letter or digit
-_PUNCTUATION_RUN = re.compile(rf"([!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001])\1{{{PUNCTUATION_RUN_MIN - 1},}}")
+_SENTENCE_MARKS = "!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001"
+_PUNCTUATION_RUN = re.compile(rf"([{_SENTENCE_MARKS}])\1{{{PUNCTUATION_RUN_MIN - 1},}}")
 
 
 def _punctuation_span(name: str, text: str) -> Span | None:
@@ -118,6 +119,8 @@ def _punctuation_span(name: str, text: str) -> Span | None:
         and all(c.isspace() or unicodedata.category(c)[0] == "P" for c in only.group(1)[:4096])  # not emoji
     ):
         return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation")
+    if not any(c * PUNCTUATION_RUN_MIN in text for c in _SENTENCE_MARKS):  # substring searches in C
+        return None
     m = _PUNCTUATION_RUN.search(text)
     if m is None:
         return None

@@ -100,6 +100,9 @@ def _metaspace_spans(name: str, text: str, ctx: Context) -> list[Span]:
         line_start = text.rfind("\n", 0, start) + 1
         if ctx.history.contains(m.group()) or text.count("`", line_start, start) % 2 == 1:
             continue  # copied, or quoted in inline code
+        before = text[start - 1] if start else ""
+        if before and before in _QUOTES and text[end : end + 1] == before and end - start <= 4:
+            continue  # named in a string literal (`piece.replace('▁', ' ')`)
         spans.append(span_at(name, text, start, end, "SentencePiece word marker (U+2581) as text"))
     return spans
 

@@ -51,6 +51,11 @@ CLEAN = [
     message("\u0160\u010dasn\u00e9 \u017e\u00fdt\u00ed, \u0141\u00f3d\u017a, \u00c7\u0131k\u0131\u015f."),
     message("The mojibake `\u00e2\u20ac\u2122` is what `\u2019` looks like when UTF-8 is read as Windows-1252."),
     message("Tokens:\n\n```\n['Se', '\u00c3\u00a1n', '\u0120Murray', '\u010a', '\u0120got']\n```\n"),
+    # Code and explanations that name one piece in quotes (tokenizer and mojibake-repair code, a how-to).
+    message('```python\ntext = text.replace("\u0120", " ").replace("\u010a", "\\n")\n```'),
+    message("```python\nif token.startswith('\u0120'):\n    word = token[1:]\nsp = piece.replace('\u2581', ' ')\n```"),
+    message('`s.encode("latin-1").decode("utf-8")` turns "\u00c3\u00a9" back into "\u00e9".'),
+    message("The decoder maps \u0120 back to a space and \u010a back to a newline."),
     message("1. Open the settings file\n2. Change the port to 8080\n3. Restart the server\n4. Run the tests\n"),
     message("".join(f"- test_case_{i} PASSED\n" for i in range(1, 12))),
 ]

@@ -280,6 +280,12 @@ class SampledWorkload(Strict):
     )
     warm_tokens: int = Field(160, ge=2, description="length of the warmed prompt of prefix-hit draws")
     hit_tokens: int = Field(128, ge=1, description="cached prefix length of a prefix-hit draw (block-aligned)")
+    hit_delay_s: float = Field(
+        0.0,
+        ge=0,
+        description="prefix-hit draws are sent this long after the rest of their batch, so that their one-token "
+        "tail is scheduled beside running decodes (where the scheduler pads it to K+1 rows: PR 55178)",
+    )
     alpha: float = Field(0.05, gt=0, lt=1, description="false-FAIL bound at every sample size (Ville)")
     alpha_eq: float = Field(0.05, gt=0, lt=1, description="false-PASS bound of the equivalence side")
     tolerance: float = Field(0.02, gt=0, lt=1, description="PASS excludes a PIT total-variation shift above this")

@@ -110,12 +110,14 @@ async def probe_sampled(
                     _count(test, counts, draw, None)
                     append_line(draws_path, {**draw.record(), "verdict": None})
                 break
-            done = await asyncio.gather(
-                *(
-                    sample(http, cohort.model, cfg.max_tokens, d, vocab, measure_decode, cfg.reference_logprobs)
-                    for d in batch
-                )
-            )
+
+            async def one(d: Draw) -> Draw:
+                if d.prefix_hit and cfg.hit_delay_s > 0:  # join the batch's running decodes
+                    await asyncio.sleep(cfg.hit_delay_s)
+                k = cfg.reference_logprobs
+                return await sample(http, cohort.model, cfg.max_tokens, d, vocab, measure_decode, k)
+
+            done = await asyncio.gather(*(one(d) for d in batch))
             verdicts = await asyncio.gather(*(_judge(ref, cohort, cfg, d, vocab, slack, gate) for d in done))
             for draw, verdict in zip(done, verdicts, strict=True):
                 _count(test, counts, draw, verdict)

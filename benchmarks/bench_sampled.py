@@ -90,7 +90,7 @@ def main() -> None:
         )
     result = {
         "schema_version": 1,
-        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "args": {k: _plain(v) for k, v in vars(args).items()},
         "tokens": grid.tolist(),
         "rows": rows,
         "real": [real_runs(d) for d in args.real],
@@ -108,6 +108,12 @@ def real_runs(cohort_dir: Path) -> dict:
         s = json.loads(f.read_text())
         runs.append({"seed": s["seed"], "verdict": s["verdict"], "tokens": s["test"]["tokens"], "wall_s": s["wall_s"]})
     return {"cohort_dir": str(cohort_dir), "runs": runs}
+
+
+def _plain(v: object) -> object:
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return str(v) if isinstance(v, Path) else v
 
 
 def _q(xs: list[int], q: float) -> int | None:

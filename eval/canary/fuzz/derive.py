@@ -28,6 +28,7 @@ from eval.canary.fuzz.case import Case, TimedRequest
 from eval.canary.fuzz.execute import Outcome, send
 
 CASES_DIR = "fuzz-cases"
+OPEN_REGEX = "[a-z ]{8,40}"
 REGEX_TAILS = ("[0-9]{2,6}", "( alpha| beta| gamma){1,3}", "[XYZ]{1,4}", "(;|:)[0-9]{1,3}")
 META = set(".^$*+?()[]{}|\\/")
 
@@ -38,7 +39,7 @@ def regex_literal(text: str) -> str | None:
     for ch in text:
         if ch == "\n":
             out.append("\\n")
-        elif not ch.isprintable() and ch != " ":
+        elif (not ch.isprintable() and ch != " ") or ch == "\ufffd":  # U+FFFD: a token's partial UTF-8 bytes
             return None
         elif ch in META:
             out.append("\\" + ch)
@@ -99,17 +100,19 @@ async def _stop(tok: _Tok, ids: list[int], draw: dict[str, Any]) -> str | None:
     end = max(len(before) + 1, len(upto) - min(inside, len(upto) - len(before) - 1))
     for length in range(int(draw.get("chars", 3)), end + 1):
         stop = upto[max(0, end - length) : end]
-        if stop.strip() and upto.find(stop) == end - len(stop):
+        if stop.strip() and "\ufffd" not in stop and upto.find(stop) == end - len(stop):
             return stop
     return None
 
 
 async def _regex(tok: _Tok, ids: list[int], draw: dict[str, Any]) -> str | None:
-    p = _at(draw, len(ids))
-    lit = regex_literal(await tok.detok(ids[: p + 1]))
-    if not lit:
-        return None
-    return lit + str(draw.get("tail") or REGEX_TAILS[0])
+    """The pilot's text up to the token at p (or the last earlier token whose prefix a grammar can spell), then a
+    tail the model does not write."""
+    for p in range(_at(draw, len(ids)), -1, -1):
+        lit = regex_literal(await tok.detok(ids[: p + 1]))
+        if lit:
+            return lit + str(draw.get("tail") or REGEX_TAILS[0])
+    return None
 
 
 async def resolve_request(http: httpx.AsyncClient, req: TimedRequest, model: str) -> TimedRequest:
@@ -132,8 +135,9 @@ async def resolve_request(http: httpx.AsyncClient, req: TimedRequest, model: str
             if "stop_token_ids" in d:
                 stop_id = ids[_at(d["stop_token_ids"], len(ids))]
                 params["stop_token_ids"] = [*(params.get("stop_token_ids") or []), stop_id]
-            if "regex" in d and (rx := await _regex(tok, ids, d["regex"])):
-                params["structured_outputs"] = {"regex": rx}
+            if "regex" in d:
+                rx = await _regex(tok, ids, d["regex"])
+                params["structured_outputs"] = {"regex": rx or OPEN_REGEX}  # no spellable prefix: an open class
                 params["ignore_eos"] = False
         except (httpx.HTTPError, ValueError, KeyError):
             pass  # a server without /tokenize: the request keeps its drawn parameters only

@@ -54,3 +54,13 @@ def test_top_k_reference_logprobs_with_a_rest_bucket_judge_the_same_way(tmp_path
     assert clean["verdict"] in ("PASS", "INCONCLUSIVE") and clean["inexact_tokens"] == 0
     shifted = _probe(0.2, _cfg(reference_logprobs=8, settings=settings), tmp_path / "shifted")
     assert shifted["verdict"] == "FAIL"
+
+
+def test_prefix_hit_draws_wait_for_the_rest_of_their_batch(tmp_path: Path) -> None:
+    """hit_delay_s: the one-token tails are sent after the other draws, to meet running decodes (PR 55178)."""
+    cfg = _cfg(prefix_hit_fraction=1.0, warm_tokens=8, hit_tokens=4, hit_delay_s=0.5, batch=4, max_draws=4)
+    summary = _probe(0.0, cfg, tmp_path)
+    assert summary["errors"] == 0 and summary["draws"] == 4
+    assert float(summary["wall_s"]) >= 0.5  # type: ignore[arg-type]
+    records = [json.loads(line) for line in (tmp_path / "draws.jsonl").read_text().splitlines()]
+    assert all(r["prefix_hit"] and len(r["prompt"]) == 5 for r in records)

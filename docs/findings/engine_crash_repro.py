@@ -188,7 +188,7 @@ def main() -> int:
             print(f"untestable: the server did not start (log: {log})\n{tail(log)}")
             return 125
         code = run_case(args.case, url)
-        if code == 1:
+        if code != 0:  # the engine died (1), or a control failed (125): show why
             time.sleep(2)
             print(f"server log ({log}), error lines:\n{tail(log)}")
         return code

@@ -32,7 +32,7 @@ def test_reproducer_imports_only_the_stdlib_and_what_its_doc_names(name: str) ->
     assert not outside, f"{name} imports {sorted(outside)}: not standalone"
 
 
-@pytest.mark.parametrize("case", ["seeded-chunked", "topk-draft-rows"])
+@pytest.mark.parametrize("case", ["seeded-chunked", "topk-draft-rows", "draft-greedy"])
 def test_engine_crash_repro_prints_its_server_command(case: str, tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, str(FINDINGS / "engine_crash_repro.py"), "--case", case, "--print-command", "--model", "M"],

@@ -112,6 +112,18 @@ def _pct(v: Any) -> str:
     return f"{v:.1%}" if isinstance(v, int | float) else "-"
 
 
+def per_position(record: dict[str, Any]) -> str:
+    """Acceptance at each draft position over the whole session (the monitor's windows, weighted by drafts)."""
+    drafts, sums = 0, list[float]()
+    for w in (record.get("monitor") or {}).get("windows") or []:
+        n, rates = int(w.get("drafts") or 0), w.get("per_position_rate") or []
+        if n <= 0 or not rates:
+            continue
+        sums = [a + n * float(r) for a, r in zip(sums or [0.0] * len(rates), rates, strict=False)]
+        drafts += n
+    return " ".join(f"{x / drafts:.2f}" for x in sums) if drafts else "-"
+
+
 def section(result: Analysis, plots: dict[str, str]) -> list[Block]:
     """Heading, a table of uptime verdicts (probes corrupted per phase, acceptance, alarm), the plot."""
     records = uptime_records(result.run.path)
@@ -124,11 +136,11 @@ def section(result: Analysis, plots: dict[str, str]) -> list[Block]:
         rows.append([
             cohort, str(r.get("verdict")), _phase_cell(phases, "fresh"),
             "; ".join(_phase_cell(phases, d) for d in during) or "-", _phase_cell(phases, "after"),
-            _pct(det.get("baseline")), f"{det['max_e_value']:.2g}" if det.get("max_e_value") else "-",
+            _pct(det.get("baseline")), per_position(r), f"{det['max_e_value']:.2g}" if det.get("max_e_value") else "-",
             "yes" if det.get("alarm") else "no",
         ])  # fmt: skip
     header = ["Cohort", "Uptime verdict", "Fresh: corrupted vs reference", "During", "After",
-              "Baseline acceptance", "Max e-value", "Acceptance alarm"]  # fmt: skip
+              "Baseline acceptance", "Accepted per draft position", "Max e-value", "Acceptance alarm"]  # fmt: skip
     blocks: list[Block] = [Heading(2, "Uptime: canary phases and acceptance over time"), Table(header, rows)]
     facts = [f"{c}: {r['first_divergence']['text']}" for c, r in records.items() if r.get("first_divergence")]
     if facts:

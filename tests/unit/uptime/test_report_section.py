@@ -46,3 +46,15 @@ def test_section_has_the_table_the_fact_and_the_plot(tmp_path: Path) -> None:
 
 def test_no_uptime_data_no_section(tmp_path: Path) -> None:
     assert section(SimpleNamespace(run=SimpleNamespace(path=tmp_path)), {}) == []  # type: ignore[arg-type]
+
+
+def test_per_position_acceptance_is_weighted_by_drafts() -> None:
+    from analysis.uptime import per_position
+
+    rec = {"monitor": {"windows": [
+        {"drafts": 10, "per_position_rate": [0.8, 0.4]},
+        {"drafts": 30, "per_position_rate": [0.4, 0.0]},
+        {"drafts": 0, "per_position_rate": []},
+    ]}}  # fmt: skip
+    assert per_position(rec) == "0.50 0.10"
+    assert per_position({}) == "-"

@@ -167,15 +167,15 @@ def _in_backticks(text: str, start: int, word: str) -> bool:
     return text.count("`", line_start, start) % 2 == 1
 
 
-# A marker or a mojibake pair named in quotes (`text.replace("Ġ", " ")`, `turns "Ã©" back into "é"`): code and
-# explanations name one piece at a time; a leak runs through words.
-_PIECE_CHARS = "".join(sorted({c for c in (*CHAR_TO_BYTE, *CP1252_TO_BYTE) if ord(c) > 0x7F} | {"\u2581"}))
-_NAMED_PIECE = re.compile(f"([\"'])[{re.escape(_PIECE_CHARS)}]{{1,4}}\\1")
+# A marker or a mojibake pair named in quotes or brackets (`text.replace("Ġ", " ")`, `turns "Ã©" back into "é"`,
+# `a space becomes \u0120 (Ġ)`): code and explanations name one piece at a time; a leak runs through words.
+_PIECE = "[" + re.escape("".join(sorted({c for c in (*CHAR_TO_BYTE, *CP1252_TO_BYTE) if ord(c) > 0x7F}))) + "\u2581]{1,4}"
+_NAMED_PIECE = re.compile("|".join(f"{re.escape(a)}{_PIECE}{re.escape(b)}" for a, b in ('""', "''", "()", "[]")))
 
 
 def _unquoted(word: str) -> str:
-    """The word without the pieces it names in quotes."""
-    return _NAMED_PIECE.sub("", word) if ("'" in word or '"' in word) else word
+    """The word without the pieces it names in quotes or brackets."""
+    return _NAMED_PIECE.sub("", word) if ("'" in word or '"' in word or "(" in word or "[" in word) else word
 
 
 _FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
@@ -187,7 +187,12 @@ def _quoted_in_fence(text: str, start: int, word: str) -> bool:
     core = word.rstrip(",;:)]}")
     if len(core) < 3 or core[0] not in _QUOTES or core[-1] != core[0]:
         return False
-    return len(_FENCE_LINE.findall(text, 0, start)) % 2 == 1
+    return in_fence(text, start)
+
+
+def in_fence(text: str, at: int) -> bool:
+    """Position `at` of `text` lies inside a fenced code block (an odd number of fence lines before it)."""
+    return ("```" in text or "~~~" in text) and len(_FENCE_LINE.findall(text, 0, at)) % 2 == 1
 
 
 def bytelevel_spans(fieldname: str, text: str) -> list[Span]:

@@ -80,6 +80,33 @@ def calibrate(texts: list[str], alpha: float) -> dict[str, Any]:
     return {"thresholds": limits, "fields_with_value": counts, "fields": len(texts), "fields_flagged": flagged}
 
 
+def catalog_pieces(root: Path = Path("/usr/share/locale"), size: int = 3000) -> list[str]:
+    """Translated messages of every gettext catalog under `root` (German compounds, Finnish, Hungarian, Vietnamese
+    and a hundred other languages), in pieces of `size` characters: real text of word-spacing scripts whose long
+    words the run-together measure must leave clean."""
+    import gettext
+
+    pieces: list[str] = []
+    for path in sorted(root.rglob("*.mo")):
+        try:
+            with path.open("rb") as f:
+                catalog = gettext.GNUTranslations(f)
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError):
+            continue
+        text = "\n".join(v for v in catalog._catalog.values() if isinstance(v, str))  # type: ignore[attr-defined]
+        pieces += [text[i : i + size] for i in range(0, len(text), size)]
+    return pieces
+
+
+def calibrate_run_together(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The threshold of eval/classify/spacing.py's run-together share: at most `alpha` of the fields beyond it."""
+    from eval.classify.spacing import run_together_share
+
+    values = [v for t in texts if (v := run_together_share(t)) is not None]
+    limit = quantile_threshold(values, low_is_degenerate=False, alpha=alpha)
+    return {"threshold": limit, "fields_with_value": len(values), "fields_flagged": sum(v > limit for v in values)}
+
+
 def flagged_fields(texts: list[str], limits: dict[str, float]) -> list[tuple[int, list[str], Statistics]]:
     out = []
     for i, text in enumerate(texts):
@@ -109,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     fields = list(clean_fields(load_corpus(path), "dev"))
     fields += [("pydoc_data.topics", piece) for piece in reference_prose()]
     result = calibrate([t for _, t in fields], args.alpha)
+    catalogs = catalog_pieces()
+    run_together = calibrate_run_together([t for _, t in fields] + catalogs, args.alpha)
+    run_together["source"] = (
+        f"the same fields and {len(catalogs)} pieces of the gettext catalogs under /usr/share/locale"
+    )
     record = {
         "schema_version": SCHEMA_VERSION,
         "command": f"python -m eval.classify.calibrate --alpha {args.alpha} --write",
@@ -116,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         f" Python {sys.version_info.major}.{sys.version_info.minor}'s pydoc_data.topics in pieces of {PIECE_SIZES}",
         "alpha_per_statistic": args.alpha,
         **result,
+        "run_together": run_together,
     }
     print(json.dumps(record, indent=2))
     for i, hits, s in flagged_fields([t for _, t in fields], result["thresholds"]):

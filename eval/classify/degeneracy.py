@@ -45,7 +45,6 @@ LOW_IS_DEGENERATE = frozenset({"compression", "distinct3"})
 # Tokens: one CJK/kana/hangul character, a run of letters and digits, or a run of other non-space characters
 # (`=====` and `.)` are one token each).
 _TOKEN_NO_CJK = re.compile(r"\w+|[^\w\s]+")  # the same where no CJK character is (faster)
-_NUMBER = re.compile(r"\d+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+|[^\w\s]+")
 # A chunk of prose between spaces: letters (words joined by hyphens, apostrophes or CJK punctuation), maybe
@@ -148,8 +147,7 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     tail = prose(text[-4 * TAIL_CHARS :], TAIL_CHARS if compression else TOKEN_CHARS)
     raw = tail[-COMPRESSION_CHARS:].encode("utf-8", "surrogatepass") if compression else b""
     ratio = len(zlib.compress(raw, 9)) / len(raw) if compression and len(raw) >= COMPRESSION_MIN_BYTES else None
-    # Numbers are one token, `0`: a loop that counts (`1. Check the file`, `2. Check the file`, ...) repeats.
-    window = _NUMBER.sub("0", tail[-TOKEN_CHARS:].lower())
+    window = tail[-TOKEN_CHARS:].lower()
     tokens = (_TOKEN if _CJK.search(window) else _TOKEN_NO_CJK).findall(window)
     if not INTERJECTIONS.isdisjoint(tokens):
         tokens = [t for t in tokens if t not in INTERJECTIONS]

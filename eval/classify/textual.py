@@ -12,9 +12,10 @@ import re
 from itertools import islice
 from typing import Any
 
-from eval.classify.bytelevel import SUSPECT, bytelevel_spans
+from eval.classify.bytelevel import SUSPECT, bytelevel_spans, in_fence
 from eval.classify.context import Context
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
+from eval.classify.spacing import run_together_share, threshold
 
 _FFFD_RUN = re.compile("\ufffd+")
 _FFFD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u[fF]{3}[dD]")
@@ -22,6 +23,7 @@ _BYTE_TOKENS = re.compile(r"(?:<0x[0-9A-Fa-f]{2}>)+")
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 _SURROGATE = re.compile("[\ud800-\udfff]+")
 _QUOTES = "\"'`"
+RUN_TOGETHER_MIN_CHUNK = 24
 
 
 def detect_replacement_char(turn: Turn, ctx: Context) -> list[Span]:
@@ -63,6 +65,12 @@ def _copied_window(text: str, start: int, end: int, ctx: Context) -> bool:
 
 def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
     spans: list[Span] = []
+    for name, text in turn.text_fields():
+        share = run_together_share(text) if len(text) >= 2 * RUN_TOGETHER_MIN_CHUNK else None
+        if share is not None and share > threshold() and not ctx.history.contains(text.strip()[-40:]):
+            start = len(text) - len(text.lstrip())
+            why = f"words run together: {share:.2f} of the text in long chunks (beyond {threshold():.2f})"
+            spans.append(span_at(name, text, start, len(text.rstrip()), why))
     for name, text in turn.fields:
         if "<0x" in text:
             spans.extend(_byte_token_spans(name, text, ctx))
@@ -101,8 +109,8 @@ def _metaspace_spans(name: str, text: str, ctx: Context) -> list[Span]:
         if ctx.history.contains(m.group()) or text.count("`", line_start, start) % 2 == 1:
             continue  # copied, or quoted in inline code
         before = text[start - 1] if start else ""
-        if before and before in _QUOTES and text[end : end + 1] == before and end - start <= 4:
-            continue  # named in a string literal (`piece.replace('▁', ' ')`)
+        if before and before in _QUOTES and (text[end : end + 1] == before or in_fence(text, start)):
+            continue  # named in a string literal (`piece.replace('▁', ' ')`), a piece shown as code (`'▁is'`)
         spans.append(span_at(name, text, start, end, "SentencePiece word marker (U+2581) as text"))
     return spans
 

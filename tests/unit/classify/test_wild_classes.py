@@ -1,8 +1,8 @@
 """Classes of corruption seen in public bug reports that classifier 1.2.0 let through, in shapes written for this
 test (the reports' own text stays outside the repository): replies of nothing but one punctuation mark (NaN
 logits decode to token 0, `!`), UTF-8 read as Windows-1252, byte-level markers inside a code fence whose newlines
-are markers too, lone newline markers, and loops that count (numbered lines that repeat). Beside each, real text
-that holds the same characters and must stay clean.
+are markers too, lone newline markers, and words run together (a detokenizer that dropped the word markers).
+Beside each, real text that holds the same characters and must stay clean.
 """
 
 from __future__ import annotations
@@ -29,8 +29,21 @@ FOUND = [
     (message("Here:\u010a\u010a```python\u010adef\u0120f():\u010a\u0120\u0120return\u01201\u010a```"), "byte_piece"),
     (message("```yaml\u010akey:\u0120value\u010a```"), "byte_piece"),
     (message("First line \u010a\u010a second line"), "byte_piece"),
-    (message("".join(f"{i}. Open the settings file and check it\n" for i in range(1, 8))), "degenerate_repetition"),
-    (message("".join(f"Step {i}: run the tests again.\n" for i in range(1, 9))), "degenerate_repetition"),
+    # Words run together (a detokenizer dropped the word markers), in English and in Vietnamese.
+    (
+        message(
+            "Therearethreewaystofixthis:restarttheserver,clearthecache,orupgradethelibrarytothelatestversion."
+            "Eachoptionhasitsowntradeoffsandyoushouldchoosetheonethatfitsyoursetup."
+        ),
+        "byte_piece",
+    ),
+    (
+        message(
+            "Kh\u00f4ngsao\u0111\u00e2u,anhc\u00f3th\u1ec3h\u1ecfiemv\u1ec1b\u1ea5tc\u1ee9\u0111i\u1ec1ug\u00ecanhmu\u1ed1nbi\u1ebft."
+            "Emlu\u00f4n\u1edf\u0111\u00e2ys\u1eb5ns\u00e0ngtr\u1ea3l\u1eddim\u1ecdic\u00e2uh\u1ecfic\u1ee7aanh."
+        ),
+        "byte_piece",
+    ),
 ]
 
 
@@ -56,6 +69,12 @@ CLEAN = [
     message("```python\nif token.startswith('\u0120'):\n    word = token[1:]\nsp = piece.replace('\u2581', ' ')\n```"),
     message('`s.encode("latin-1").decode("utf-8")` turns "\u00c3\u00a9" back into "\u00e9".'),
     message("The decoder maps \u0120 back to a space and \u010a back to a newline."),
+    message(
+        "Die Donaudampfschifffahrtsgesellschaft wurde 1829 in Wien gegr\u00fcndet und betrieb lange Zeit die "
+        "gr\u00f6\u00dfte Flotte auf der Donau, mit vielen Schiffen f\u00fcr Passagiere und Fracht."
+    ),
+    message("See https://example.com/a/very/long/path/without/any/spaces and AbstractSingletonProxyFactoryBean."),
+    message("| sign | exponent |\n| X | XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX |\nThe diagram shows the layout of the bits."),
     message("1. Open the settings file\n2. Change the port to 8080\n3. Restart the server\n4. Run the tests\n"),
     message("".join(f"- test_case_{i} PASSED\n" for i in range(1, 12))),
 ]

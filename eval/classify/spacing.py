@@ -1,0 +1,52 @@
+"""Words run together (`Thereareseveralclassesavailablebydefault,including:Boolean`): a detokenizer that drops the
+word markers of SentencePiece or the spaces of streamed pieces leaves prose whose words have no spaces between
+them. Measured as the share of a field's characters that lie in runs of letters of one word-spacing script
+(Latin, Greek, Cyrillic, Armenian, Vietnamese) at least RUN_LETTERS long. Prose in those scripts keeps its long
+words rare (`internationalization`, a German compound now and then), run-together text is nearly all long runs.
+Code (fences, inline code, indented lines), URLs and camel-case names are not read. The threshold is calibrated on
+real clean text (`python -m eval.classify.calibrate --write`, degeneracy.json: `run_together`), not chosen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+
+from eval.classify.degeneracy import CALIBRATION
+
+LONG_CHUNK = 24  # characters between spaces: longer than nearly every real word
+MIN_DISTINCT = 8  # words hold many different letters; `XXXXXXXX` masks and `====` rules do not
+MIN_CHARS = 80  # fewer non-space characters say nothing about the share
+_LETTERS = re.compile("[a-zA-Z\u00c0-\u024f\u0370-\u052f\u0531-\u0587\u1e00-\u1eff]")
+_LONG = re.compile(rf"[^ \n\t\r]{{{LONG_CHUNK},}}")
+_NOT_A_WORD = re.compile(r"[/_\\=@<>{}\[\]|$%^&*~+]")  # paths, names, markup: not run-together words
+_CODE = re.compile(
+    r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*|^(?: {4}|\t).*$", re.S | re.M
+)
+
+
+def run_together_share(text: str) -> float | None:
+    """Share of the non-space characters of `text` (code and URLs left out) in chunks of LONG_CHUNK or more
+    characters between spaces that are four fifths letters of a word-spacing script; None if too short."""
+    if "`" in text or "://" in text or "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t")):
+        text = _CODE.sub(" ", text)
+    total = len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
+    if total < MIN_CHARS:
+        return None
+    long = 0
+    for chunk in _LONG.findall(text):  # in C; most fields have none
+        if (
+            len(set(chunk)) >= MIN_DISTINCT
+            and not _NOT_A_WORD.search(chunk)
+            and 5 * len(_LETTERS.findall(chunk)) >= 4 * len(chunk)
+        ):
+            long += len(chunk)
+    return long / total
+
+
+@cache
+def threshold() -> float:
+    """The calibrated threshold (degeneracy.json, `run_together`); above it a field's words are run together."""
+    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    return float(data.get("run_together", {}).get("threshold", 1.0))

@@ -31,7 +31,7 @@ def soak(
     Writes `<run>/<cohort>/uptime.json`; exit code 1 when a soaked cohort is not clean.
 
     Example: specqual soak cohorts/soak-cpu.yaml --run-id soak
-    Example: specqual soak cohorts/soak-cpu.yaml -c model.dtype=bfloat16 --cohort fixed-mtp5
+    Example: specqual soak cohorts/soak-cpu-bf16.yaml --cohort fixed-mtp5
     Example: specqual soak cohorts/soak-cpu.yaml benchmarks/uptime/campaign-cpu.yaml --parallel 3 --run-id soak-fp32
     """
     from rich.console import Console

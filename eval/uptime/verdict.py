@@ -99,7 +99,11 @@ def _not_exercised(phases: list[PhaseSummary], monitor: MonitorResult | None) ->
     accepted. Empty when the soak exercised both."""
     out = []
     if not any(p.prefix_hits for p in phases):
-        out.append("no probe was served from a cached prefix (is the prompt shorter than two KV blocks?)")
+        out.append(
+            "no probe was served from a cached prefix (is the prompt shorter than two KV blocks? vLLM raises the "
+            "attention block of a Mamba hybrid whose SSM cache is wider than the KV dtype, e.g. float32 state at "
+            "bfloat16: 'Setting attention block size' in the server log; set server.args.mamba_ssm_cache_dtype)"
+        )
     if monitor is None:
         return out
     d = monitor.detection

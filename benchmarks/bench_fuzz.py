@@ -126,15 +126,17 @@ def failing(c: Case, cohort_url: str, ref_url: str, model: str) -> tuple[list[Fi
 def shrink_first(cases: list[Case], cohort_url: str, ref_url: str, model: str, checks: int) -> dict[str, Any]:
     """Shrink the first failing case that fails again twice alone (fresh cache_salt each run); every shrinking
     step keeps a candidate only if it fails twice in a row; the result is then run 3 more times alone."""
-    tried = []
+    tried, roles = [], set()
     for case in cases:
-        again = [bool(failing(case, cohort_url, ref_url, model)[0]) for _ in range(2)]
-        tried.append(f"{case.case_id}: {sum(again)}/2")
+        again = [failing(case, cohort_url, ref_url, model)[0] for _ in range(2)]
+        tried.append(f"{case.case_id}: {sum(map(bool, again))}/2")
         if all(again):
+            roles = {f.role for f in again[0]}
             break
     else:
         return {"tried": tried, "shrunk": None}
-    small, used = shrink(case, lambda c: bool(failing(c, cohort_url, ref_url, model)[0]), checks, repeats=2)
+    still = lambda c: bool(failing(c, cohort_url, ref_url, model)[0])  # noqa: E731
+    small, used = shrink(case, still, checks, repeats=2, roles=roles)
     runs = [failing(small, cohort_url, ref_url, model) for _ in range(3)]
     return {"tried": tried, "requests_before": len(case.requests), "requests_after": len(small.requests),
             "checks": used, "fails_alone": f"{sum(bool(r[0]) for r in runs)}/3",

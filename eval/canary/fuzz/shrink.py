@@ -1,6 +1,7 @@
 """Shrinking: reduce a failing case to a minimal one that still fails (delta debugging, Zeller's ddmin).
 
 `shrink(case, still_fails)` tries, in order, and keeps every change after which `still_fails(case)` holds:
+0. the failing requests alone, then with the requests they wait on (when their roles are given);
 1. fewer requests (ddmin over the request list; a request that waited on a removed one starts at once);
 2. fewer parameters per request (each optional body field dropped alone);
 3. plainer timing (no abort, no wait, no offset);
@@ -43,6 +44,18 @@ def with_requests(case: Case, requests: list[TimedRequest]) -> Case:
     roles = {r.role for r in requests}
     fixed = [r.model_copy(update={"after": r.after if r.after in roles else None}) for r in requests]
     return case.model_copy(update={"requests": fixed})
+
+
+def focus(case: Case, check: Budget, roles: set[str]) -> Case:
+    """First try the failing requests alone, then with what they wait on (the warm request, the one they join)."""
+    if not roles:
+        return case
+    deps = roles | {"w"} | {r.after for r in case.requests if r.role in roles and r.after}
+    for keep in (roles, deps):
+        reqs = [r for r in case.requests if r.role in keep]
+        if reqs and len(reqs) < len(case.requests) and check(with_requests(case, reqs)):
+            return with_requests(case, reqs)
+    return case
 
 
 def ddmin_requests(case: Case, check: Budget) -> Case:
@@ -121,11 +134,14 @@ def fewer_tokens(case: Case, check: Budget) -> Case:
     return case
 
 
-def shrink(case: Case, still_fails: StillFails, max_checks: int = 60, repeats: int = 2) -> tuple[Case, int]:
+def shrink(
+    case: Case, still_fails: StillFails, max_checks: int = 60, repeats: int = 2, roles: set[str] | None = None
+) -> tuple[Case, int]:
     """The smallest case found within `max_checks` runs that failed `repeats` times in a row at every step, and the
-    number of runs made."""
+    number of runs made. `roles`: the requests that failed (tried alone first)."""
     check = Budget(still_fails, max_checks, repeats)
     before = len(case.requests)
+    case = focus(case, check, {r.split("~")[0] for r in roles or set()})
     for step in (ddmin_requests, drop_params, plain_timing, shorter_prompts, fewer_tokens):
         case = step(case, check)
     return case.model_copy(update={"shrunk_from": before}), check.checks

@@ -113,3 +113,18 @@ def test_shrinking_keeps_only_candidates_that_fail_on_repeat() -> None:
 
     small, _ = shrink(case, fails, max_checks=80, repeats=2)
     assert [r.role for r in small.requests] == ["r1"]
+
+
+def test_shrinking_tries_the_failing_request_with_the_batch_it_joined_first() -> None:
+    reqs = [TimedRequest(role="bg", prompt_token_ids=[1], until_others_done=True)]
+    reqs += [TimedRequest(role=f"r{i}", prompt_token_ids=[1, 2], after="bg" if i == 4 else None) for i in range(8)]
+    case = Case(seed=0, index=0, requests=reqs)
+    runs = []
+
+    def fails(c: Case) -> bool:  # r4 fails only while it joins the background request
+        runs.append(1)
+        return {"bg", "r4"} <= {r.role for r in c.requests} and c.request("r4").after == "bg"
+
+    small, used = shrink(case, fails, max_checks=40, repeats=2, roles={"r4"})
+    assert [r.role for r in small.requests] == ["bg", "r4"] and small.request("r4").after == "bg"
+    assert used <= 12

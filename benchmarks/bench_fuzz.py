@@ -57,7 +57,9 @@ def known_stock_bug(rec: ProbeRecord, ref: ProbeRecord | None) -> bool:
     return stop_at >= int(p["min_tokens"]) and len(out) > len(exp) and out[:stop_at] == exp[:stop_at]
 
 
-def fuzz_seed(gen: GenContext, seed: int, budget: float, cohort_url: str, ref_url: str, model: str) -> dict[str, Any]:
+def fuzz_seed(
+    gen: GenContext, seed: int, budget: float, cohort_url: str, ref_url: str, model: str, save: Path | None = None
+) -> dict[str, Any]:
     t0, cases, findings, known, failing = time.monotonic(), 0, [], 0, []
     while time.monotonic() - t0 < budget:
         case = resolved(generate_case(gen, seed, cases), ref_url, model)
@@ -79,6 +81,11 @@ def fuzz_seed(gen: GenContext, seed: int, budget: float, cohort_url: str, ref_ur
                 bad = True
         if bad and len(failing) < 5:
             failing.append(case)
+            if save is not None:  # the evidence: the case and both sides' records (a false FAIL needs its cause)
+                save.mkdir(parents=True, exist_ok=True)
+                doc = {"case": case.model_dump(mode="json"), "findings": [f.model_dump() for f in got if f.failed],
+                       "cohort": [r.to_json() for r in mine], "reference": [r.to_json() for r in ref]}  # fmt: skip
+                (save / f"seed{seed}-{case.case_id}.json").write_text(json.dumps(doc, default=str))
         findings += got
         if any(r.infra_error for r in mine + ref):  # a crashed engine restarts (the stack's watchdog): wait for it
             for url in (cohort_url, ref_url):
@@ -294,7 +301,8 @@ def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console)
     for cohort in g.cohorts:
         url = g.urls[cohort]
         row = {"cohort": cohort, "file": g.loaded.spec.name, "dtype": g.loaded.spec.model.dtype,
-               **fuzz_seed(gen, seed, args.budget, url, ref_url, g.served)}  # fmt: skip
+               **fuzz_seed(gen, seed, args.budget, url, ref_url, g.served,
+                           args.out.parent / f"{args.out.stem}-fails" / cohort)}  # fmt: skip
         cases = [Case.model_validate(c) for c in row.pop("failing_cases_json")]
         if args.shrink and cases and (g.loaded.spec.name, cohort) not in SHRUNK:  # once per cohort
             row["shrunk"] = shrunk = shrink_first(cases, url, ref_url, g.served, args.shrink)

@@ -44,12 +44,16 @@ class Thresholds:
     min_span_one_char: int = 512  # "=====" rules, "....." progress dots and "    " indentation are legitimate
     block_reps: int = 0  # free text only (FREE_TEXT): a block repeated this often over block_span characters
     block_span: int = 0
+    block_reps_at_length: int = 0  # free text only: a block repeated this often up to the max_tokens cut
+    block_span_at_length: int = 0
 
 
 THRESHOLDS = Thresholds()
 # Content and reasoning: a paragraph or a block repeated 8 times over 512+ characters is a loop too (a model
 # does not write the same paragraph eight times); the unit must hold words (`0 0 0 0` matrices are data).
-FREE_TEXT = Thresholds(block_reps=8, block_span=512)
+# At the max_tokens cut, a paragraph three times over 512+ characters is a loop that ran into the limit (a long
+# unit repeats fewer times before the limit than a short one).
+FREE_TEXT = Thresholds(block_reps=8, block_span=512, block_reps_at_length=3, block_span_at_length=512)
 BLOCK_MIN_LETTERS = 8
 
 
@@ -82,6 +86,9 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
     truncated = turn.finish_reason == "length"
     for name, text in turn.fields:
         free = name in _FREE_TEXT
+        if free and truncated and (span := _blank_run_at_cut(name, text)) is not None:
+            spans.append(span)
+            continue
         if free and (span := _punctuation_span(name, text)) is not None:
             spans.append(span)
             continue
@@ -109,6 +116,19 @@ PUNCTUATION_RUN_MIN = 16
 _NO_WORD = re.compile(r"\s*([^\w\s](?:[^\w]*[^\w\s])?)\s*")  # fails at the first letter or digit
 _SENTENCE_MARKS = "!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001"
 _PUNCTUATION_RUN = re.compile(rf"([{_SENTENCE_MARKS}])\1{{{PUNCTUATION_RUN_MIN - 1},}}")
+
+
+# Blank tokens until max_tokens: a reply cut by the limit inside a run of spaces on one line (what a model whose
+# logits collapsed onto the space token emits); indentation that the cut happens to end in is shorter.
+BLANK_RUN_AT_CUT = 32
+_BLANK_END = re.compile(rf"[ \t\u3000]{{{BLANK_RUN_AT_CUT},}}\Z")
+
+
+def _blank_run_at_cut(name: str, text: str) -> Span | None:
+    m = _BLANK_END.search(text, max(0, len(text) - 4096))
+    if m is None:
+        return None
+    return span_at(name, text, m.start(), m.end(), f"{m.end() - m.start()} blanks up to the max_tokens cut")
 
 
 def _punctuation_span(name: str, text: str) -> Span | None:
@@ -292,4 +312,7 @@ def _degenerate(s: str, r: Region, truncated: bool, t: Thresholds) -> bool:
     if t.block_reps and r.reps >= t.block_reps and span >= t.block_span:
         return True
     at_end = r.end >= len(s) - ANCHOR
+    block_at_length = t.block_reps_at_length and r.reps >= t.block_reps_at_length and span >= t.block_span_at_length
+    if truncated and at_end and block_at_length:
+        return True
     return truncated and at_end and r.reps >= t.min_reps_at_length and span >= t.min_span_at_length

@@ -109,7 +109,9 @@ def _metaspace_spans(name: str, text: str, ctx: Context) -> list[Span]:
         if ctx.history.contains(m.group()) or text.count("`", line_start, start) % 2 == 1:
             continue  # copied, or quoted in inline code
         before = text[start - 1] if start else ""
-        if before and before in _QUOTES and (text[end : end + 1] == before or in_fence(text, start)):
+        if (not before or before.isspace() or before in _QUOTES) and in_fence(text, start):
+            continue  # a tokenizer's pieces shown as code (`▁A ▁Republican`, `'▁is'`)
+        if before and before in _QUOTES and text[end : end + 1] == before:
             continue  # named in a string literal (`piece.replace('▁', ' ')`), a piece shown as code (`'▁is'`)
         spans.append(span_at(name, text, start, end, "SentencePiece word marker (U+2581) as text"))
     return spans

@@ -29,6 +29,19 @@ FOUND = [
     (message("Here:\u010a\u010a```python\u010adef\u0120f():\u010a\u0120\u0120return\u01201\u010a```"), "byte_piece"),
     (message("```yaml\u010akey:\u0120value\u010a```"), "byte_piece"),
     (message("First line \u010a\u010a second line"), "byte_piece"),
+    # At the max_tokens cut: a paragraph three times over, blank tokens on one line.
+    (
+        message(
+            "Intro.\n"
+            + "I looked at the parser again because the header handling seemed wrong to me, and I want to be sure "
+            "that the fix covers every record type before I run the whole test suite one more time.\n"
+            * 3
+            + "I looked at the parser",
+            finish="length",
+        ),
+        "degenerate_repetition",
+    ),
+    (message("The function returns" + " " * 40, finish="length"), "degenerate_repetition"),
     # Words run together (a detokenizer dropped the word markers), in English and in Vietnamese.
     (
         message(
@@ -75,6 +88,8 @@ CLEAN = [
     ),
     message("See https://example.com/a/very/long/path/without/any/spaces and AbstractSingletonProxyFactoryBean."),
     message("| sign | exponent |\n| X | XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX |\nThe diagram shows the layout of the bits."),
+    message("```\n\u2581A \u2581Republican \u2581strate gy \u2581to \u2581counter\n```\nThose are the pieces."),
+    message("```python\ndef f():\n    if x:\n                ", finish="length"),
     message("1. Open the settings file\n2. Change the port to 8080\n3. Restart the server\n4. Run the tests\n"),
     message("".join(f"- test_case_{i} PASSED\n" for i in range(1, 12))),
 ]
@@ -82,4 +97,4 @@ CLEAN = [
 
 @pytest.mark.parametrize("msg", CLEAN)
 def test_real_text_with_the_same_characters_is_clean(msg):
-    assert labels(msg) == []
+    assert [label for label in labels(msg) if label != "truncated"] == []

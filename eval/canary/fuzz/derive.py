@@ -85,8 +85,9 @@ async def _bad_word(tok: _Tok, ids: list[int], draw: dict[str, Any]) -> tuple[st
         word = (await tok.detok([ids[p]])).strip()
         if not word:
             continue
-        seqs = [await tok.tok(word), await tok.tok(" " + word)]
-        if [ids[p]] in seqs:
+        plain, spaced = await tok.tok(word), await tok.tok(" " + word)
+        seqs = [plain, spaced] if plain and spaced and spaced[0] != plain[0] and len(spaced) == len(plain) else [plain]
+        if [ids[p]] in seqs:  # the sequences vLLM bans (eval/canary/fuzz/oracles.py banned_sequences)
             return word, seqs
     return None
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from eval.canary.fuzz.case import Case, ServerConfig, TimedRequest
 from eval.canary.fuzz.derive import REGEX_TAILS, draw_derived
+from eval.canary.fuzz.oracles import banned_sequences
 from eval.canary.fuzz.space import ParamSpace
 from eval.canary.prompts import WORDS, PromptBook
 
@@ -193,7 +194,7 @@ def _request(
     feats += _params(ctx, rng, params, "completions")
     req = TimedRequest(role=role, prompt_token_ids=prompt, params=params, features=feats)
     for w in params.get("bad_words") or []:
-        req.banned_sequences += [ctx.book.tokenize(w), ctx.book.tokenize(" " + w)]
+        req.banned_sequences += banned_sequences(ctx.book.tokenize, w)
     if "derived" in ctx.features:
         req.derive = draw_derived(rng, ctx.features)
         req.features += [f"derived:{k}" for k in req.derive]

@@ -126,7 +126,7 @@ class BadWordsOracle:
             return None
         seqs: list[list[int]] = list(cohort_obs.extra.get("banned_sequences") or [])
         if not seqs and self.tokenize is not None:
-            seqs = [s for w in words for s in (self.tokenize(w), self.tokenize(" " + w))]
+            seqs = [s for w in words for s in banned_sequences(self.tokenize, w)]
         if not seqs:
             return None
         out = cohort_obs.output_token_ids or []
@@ -137,6 +137,16 @@ class BadWordsOracle:
                     self.name, cohort_obs, "fail", f"banned token sequence {seq} at token {at}", position=at
                 )
         return _finding(self.name, cohort_obs, "pass", f"none of {len(words)} banned words appear")
+
+
+def banned_sequences(tokenize: Tokenize, word: str) -> list[list[int]]:
+    """The token sequences vLLM bans for one bad word (SamplingParams): the word (left-stripped) as it tokenizes,
+    and with a leading space only when that has as many tokens and another first token."""
+    plain = tokenize(word.lstrip())
+    if not plain:
+        return []
+    spaced = tokenize(" " + word.lstrip())
+    return [plain, spaced] if spaced and spaced[0] != plain[0] and len(spaced) == len(plain) else [plain]
 
 
 def _find(xs: list[int], seq: list[int]) -> int | None:

@@ -128,3 +128,13 @@ def test_shrinking_tries_the_failing_request_with_the_batch_it_joined_first() ->
     small, used = shrink(case, fails, max_checks=40, repeats=2, roles={"r4"})
     assert [r.role for r in small.requests] == ["bg", "r4"] and small.request("r4").after == "bg"
     assert used <= 12
+
+
+def test_the_bad_words_oracle_bans_what_vllm_bans() -> None:
+    from eval.canary.fuzz.oracles import banned_sequences
+
+    vocab = {"shell": [87, 416], " shell": [470], "check": [472], " check": [225, 472], "cat": [5], " cat": [6]}
+    tok = vocab.__getitem__
+    assert banned_sequences(tok, "shell") == [[87, 416]]  # " shell" has another length: vLLM does not ban it
+    assert banned_sequences(tok, " check") == [[472]]  # a different first token but another length
+    assert banned_sequences(tok, "cat") == [[5], [6]]

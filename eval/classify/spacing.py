@@ -20,7 +20,8 @@ MIN_DISTINCT = 8  # words hold many different letters; `XXXXXXXX` masks and `===
 MIN_CHARS = 80  # fewer non-space characters say nothing about the share
 _LETTERS = re.compile("[a-zA-Z\u00c0-\u024f\u0370-\u052f\u0531-\u0587\u1e00-\u1eff]")
 _LONG = re.compile(rf"[^ \n\t\r]{{{LONG_CHUNK},}}")
-_NOT_A_WORD = re.compile(r"[/_\\=@<>{}\[\]|$%^&*~+]")  # paths, names, markup: not run-together words
+# Paths, names, markup and code (calls, attribute access `self.assertEqual`): not run-together words.
+_NOT_A_WORD = re.compile(r"[/_\\=@<>{}\[\]|$%^&*~+()]|\.[a-z]")
 _CODE = re.compile(
     r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*|^(?: {4}|\t).*$", re.S | re.M
 )

@@ -78,6 +78,39 @@ def _download(reqs: list[str], dest: Path, python_version: str | None, deps: boo
         raise BundleError(f"pip download failed: {proc.stderr.strip()[-2000:]}")
 
 
+def split_hash_pins(requirements: list[str]) -> tuple[list[str], dict[str, set[str]]]:
+    """`name==1.0 --hash=sha256:H ...` lines -> (the bare pins for `pip download`, {normalized name: allowed
+    sha256s}). A line without `--hash` is passed through unpinned (its wheel is still hashed in the manifest)."""
+    pins: list[str] = []
+    pinned: dict[str, set[str]] = {}
+    for line in requirements:
+        words = line.split()
+        req = [w for w in words if not w.startswith("--hash=")]
+        hashes = {w.split(":", 1)[1] for w in words if w.startswith("--hash=sha256:")}
+        if any(w.startswith("--hash=") and not w.startswith("--hash=sha256:") for w in words):
+            raise BundleError(f"only sha256 hashes are supported: {line}")
+        pins.append(" ".join(req))
+        if hashes:
+            pinned[_norm(re.split(r"[=<>!~;\[ ]", req[0])[0])] = hashes
+    return pins, pinned
+
+
+def check_pinned_hashes(wheels: list[Path], pinned: dict[str, set[str]]) -> None:
+    """Every downloaded wheel whose requirement carries hashes must have one of them, and every pinned
+    requirement must have been downloaded (the index served something else: refuse to pack it)."""
+    seen = set()
+    for w in wheels:
+        name = wheel_key(w.name)[0]
+        if name in pinned:
+            seen.add(name)
+            digest = sha256_file(w)
+            if digest not in pinned[name]:
+                raise BundleError(f"{w.name}: sha256 {digest} is not one of the locked hashes {sorted(pinned[name])}")
+    missing = sorted(set(pinned) - seen)
+    if missing:
+        raise BundleError(f"locked requirements not downloaded: {', '.join(missing)}")
+
+
 def _main_wheel(spec: CohortFile, build_name: str, tmp: Path, python_version: str | None) -> Path:
     build = spec.builds[build_name]
     if build.wheel:
@@ -131,8 +164,10 @@ def pack(
         else:
             shutil.copy2(main, main_out)
         if requirements is not None:
-            _download(requirements, tmp / "deps", python_version, deps=False)
+            pins, pinned = split_hash_pins(requirements)
+            _download(pins, tmp / "deps", python_version, deps=False)
             deps = sorted((tmp / "deps").glob("*.whl"))
+            check_pinned_hashes(deps, pinned)
         else:
             deps = _dependency_wheels(main, build.extra_packages, tmp, python_version, have) if with_deps else []
         source_sha = sha256_file(main)

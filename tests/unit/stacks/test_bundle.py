@@ -89,3 +89,32 @@ def test_docker_build_context(tmp_path: Path) -> None:
     assert dockerfile.startswith("FROM vllm/vllm-openai:v0.32.0\n") and "RUN python3 /specqual/apply.py" in dockerfile
     assert json.loads((tmp_path / "ctx" / "patches.json").read_text()) == [["00-fix.patch", True]]
     assert image_tag("b", "img", [ref]) != image_tag("b", "img", [PatchRef(patch, ref.sha256, False)])
+
+
+def test_locked_dependency_hashes_are_enforced(tmp_path: Path) -> None:
+    """node-requirements.txt lines carry `--hash=sha256:`; a wheel the index serves with another hash, or a
+    locked requirement that was not downloaded, stops the pack."""
+    from eval.stacks.bundle import check_pinned_hashes, split_hash_pins
+
+    whl = _wheel(tmp_path)
+    good = hashlib.sha256(whl.read_bytes()).hexdigest()
+    pins, pinned = split_hash_pins([f"vllm==0.0.1 --hash=sha256:{good}", "other-pkg==1.0"])
+    assert pins == ["vllm==0.0.1", "other-pkg==1.0"] and pinned == {"vllm": {good}}
+    check_pinned_hashes([whl], pinned)
+    with pytest.raises(BundleError, match="not one of the locked hashes"):
+        check_pinned_hashes([whl], {"vllm": {"0" * 64}})
+    with pytest.raises(BundleError, match="not downloaded: fastapi"):
+        check_pinned_hashes([whl], {"vllm": {good}, "fastapi": {good}})
+    with pytest.raises(BundleError, match="only sha256"):
+        split_hash_pins(["vllm==0.0.1 --hash=md5:abc"])
+
+
+def test_the_node_requirements_are_all_locked() -> None:
+    """Every pin the H200 bundle installs has a hash (scripts/gpu/relock-node.sh refreshes them)."""
+    from eval.stacks.bundle import split_hash_pins
+
+    path = Path(__file__).resolve().parents[3] / "scripts" / "gpu" / "node-requirements.txt"
+    lines = [ln.split("#")[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    pins, pinned = split_hash_pins([ln for ln in lines if ln])
+    assert len(pins) == len(pinned) >= 20
+    assert all("==" in p for p in pins)

@@ -26,6 +26,7 @@ from store.atomic import append_line, atomic_write_json
 
 SCHEMA_VERSION = 1
 RESCORE_CONCURRENCY = 4
+HEALTH_WAIT_S = 900
 
 
 @dataclass
@@ -87,6 +88,10 @@ async def probe_sampled(
         "greedy_tokens": 0,
         "inexact_tokens": 0,
     }
+    # A stack the watchdog is restarting (an API server too loaded to answer /health is restarted) gets time to
+    # come back before this run starts: its draws would only record connection errors (INFRA).
+    await wait_healthy(cohort.base_url, HEALTH_WAIT_S)
+    await wait_healthy(reference.base_url, HEALTH_WAIT_S)
     t0 = time.monotonic()
     gate = asyncio.Semaphore(RESCORE_CONCURRENCY)
     limits = httpx.Limits(max_connections=cfg.batch + 4)
@@ -133,6 +138,21 @@ async def probe_sampled(
         summary["decode_logprob_gap"] = _describe(gaps)
     atomic_write_json(out_dir / "sampled.json", summary)
     return summary
+
+
+async def wait_healthy(base_url: str, timeout_s: float) -> bool:
+    """Wait until the server answers /health (True), or `timeout_s` passed (False: the run then records INFRA)."""
+    deadline = time.monotonic() + timeout_s
+    async with httpx.AsyncClient(timeout=10) as http:
+        while True:
+            try:
+                if (await http.get(base_url.rstrip("/") + "/health")).status_code == 200:
+                    return True
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(3)
 
 
 def _describe(xs: list[float]) -> dict[str, float | int]:

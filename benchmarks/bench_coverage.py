@@ -153,7 +153,7 @@ def probe(args: argparse.Namespace, lib: Path, rc: Path) -> None:
 def combine_and_summarize(data_dir: Path, rc: Path, lib: Path) -> dict[str, Any]:
     env = {"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}
     py = [sys.executable, "-m", "coverage"]
-    subprocess.run([*py, "combine", f"--rcfile={rc}", "--keep"], cwd=data_dir, env=env, check=False)
+    subprocess.run([*py, "combine", f"--rcfile={rc}", "--keep", "--append"], cwd=data_dir, env=env, check=False)
     out = data_dir / "coverage.json"
     subprocess.run([*py, "json", f"--rcfile={rc}", "-o", str(out), "-q"], cwd=data_dir, env=env, check=False)
     files = json.loads(out.read_text())["files"]

@@ -87,5 +87,9 @@ class ToySampler(ThreadedApp):
             choice["logprobs"] = {"top_logprobs": tops}
         return web.json_response({"choices": [choice]})
 
+    async def _health(self, _request: web.Request) -> web.Response:
+        return web.Response(status=200)  # vLLM's /health: the probe waits for it before a run's first batch
+
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/completions", self._complete)
+        app.router.add_get("/health", self._health)

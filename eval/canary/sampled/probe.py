@@ -146,7 +146,8 @@ async def wait_healthy(base_url: str, timeout_s: float) -> bool:
     async with httpx.AsyncClient(timeout=10) as http:
         while True:
             try:
-                if (await http.get(base_url.rstrip("/") + "/health")).status_code == 200:
+                # 200, or a server without the route (404); a vLLM server with a dead engine answers 503.
+                if (await http.get(base_url.rstrip("/") + "/health")).status_code < 500:
                     return True
             except httpx.HTTPError:
                 pass

@@ -31,7 +31,9 @@ def _byte_alphabet() -> dict[str, int]:
 CHAR_TO_BYTE = _byte_alphabet()
 # Characters that only a byte-level leak (or a real non-ASCII word) can put in a word: the fast path.
 SUSPECT = re.compile("[\u00a1-\u00ac\u00ae-\u0143]")
-_WORD = re.compile(r"\S+")
+# A word (a run of non-space characters) that holds a non-ASCII character: the only words `bytelevel_spans` reads,
+# found in C (the lookbehind starts a match only at a word's start, the lazy run stops at its first such character).
+_NON_ASCII_WORD = re.compile(r"(?<!\S)\S*?[^\s\x00-\x7f]\S*")
 # Ġ (space), Ċ (newline). Not ĉ (tab): an Esperanto letter (`Masaĉuseco`), and tabs inside words do not leak.
 _INNER_SPACE = frozenset("\u0120\u010a")
 
@@ -169,7 +171,8 @@ def _in_backticks(text: str, start: int, word: str) -> bool:
 
 # A marker or a mojibake pair named in quotes or brackets (`text.replace("Ġ", " ")`, `turns "Ã©" back into "é"`,
 # `a space becomes \u0120 (Ġ)`): code and explanations name one piece at a time; a leak runs through words.
-_PIECE = "[" + re.escape("".join(sorted({c for c in (*CHAR_TO_BYTE, *CP1252_TO_BYTE) if ord(c) > 0x7F}))) + "\u2581]{1,4}"
+_PIECE_CHARS = "".join(sorted({c for c in (*CHAR_TO_BYTE, *CP1252_TO_BYTE) if ord(c) > 0x7F}))
+_PIECE = "[" + re.escape(_PIECE_CHARS) + "\u2581]{1,4}"
 _NAMED_PIECE = re.compile("|".join(f"{re.escape(a)}{_PIECE}{re.escape(b)}" for a, b in ('""', "''", "()", "[]")))
 
 
@@ -198,10 +201,8 @@ def in_fence(text: str, at: int) -> bool:
 def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
     """Words of `text` that are byte-level pieces (the caller has seen SUSPECT match)."""
     spans = []
-    for m in _WORD.finditer(text):
+    for m in _NON_ASCII_WORD.finditer(text):
         word = m.group()
-        if word.isascii():
-            continue
         why = word_is_leak(_unquoted(word))
         if why and not _in_backticks(text, m.start(), word) and not _quoted_in_fence(text, m.start(), word):
             spans.append(span_at(fieldname, text, m.start(), m.end(), why))

@@ -23,6 +23,7 @@ were obtained (docs/trust/classifier.md, section "Calibration").
 from __future__ import annotations
 
 import json
+import math
 import re
 import zlib
 from dataclasses import dataclass
@@ -147,17 +148,52 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     tail = prose(text[-4 * TAIL_CHARS :], TAIL_CHARS if compression else TOKEN_CHARS)
     raw = tail[-COMPRESSION_CHARS:].encode("utf-8", "surrogatepass") if compression else b""
     ratio = len(zlib.compress(raw, 9)) / len(raw) if compression and len(raw) >= COMPRESSION_MIN_BYTES else None
-    window = tail[-TOKEN_CHARS:].lower()
-    tokens = (_TOKEN if _CJK.search(window) else _TOKEN_NO_CJK).findall(window)
-    if not INTERJECTIONS.isdisjoint(tokens):
-        tokens = [t for t in tokens if t not in INTERJECTIONS]
-    tokens = tokens[-WINDOW_TOKENS:]
+    tokens = _window_tokens(tail)
     n_trigrams = len(tokens) - 2
     distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
     distinct3 = distinct / n_trigrams if len(tokens) >= MIN_TOKENS else None
     # A unit of p >= 2 tokens repeated MIN_REPS times repeats a trigram; a unit of one token follows itself.
     periodic = distinct < n_trigrams or any(map(str.__eq__, tokens, tokens[1:]))
     return Statistics(ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens))
+
+
+def _window_tokens(tail: str) -> list[str]:
+    """The last WINDOW_TOKENS tokens of the prose `tail` (lowercased, interjections left out)."""
+    window = tail[-TOKEN_CHARS:].lower()
+    tokens = (_TOKEN if _CJK.search(window) else _TOKEN_NO_CJK).findall(window)
+    if not INTERJECTIONS.isdisjoint(tokens):
+        tokens = [t for t in tokens if t not in INTERJECTIONS]
+    return tokens[-WINDOW_TOKENS:]
+
+
+def prose_degenerate(text: str) -> bool:
+    """`bool(degenerate(statistics(text, compression=False)))`, computed with early exits (the classifier's
+    screening test: most fields are healthy, and each statistic is measured only as far as its verdict needs).
+
+    Exactly the same verdict (tests/unit/classify/test_repetition.py compares the two): compression is not
+    measured, so `degenerate` fires iff one of the other three statistics crosses its threshold, and
+      - `function_run` (an integer) exceeds its limit iff a run of floor(limit) + 1 function words exists;
+      - `distinct3` is only measured on MIN_TOKENS tokens or more;
+      - `periodicity` exceeds 1.0 only where a unit of p >= 2 tokens repeats MIN_REPS times (then at least
+        2p - 2 >= 2 trigrams repeat) or a token follows itself (p = 1): `_periodicity` runs only then.
+    """
+    limits = thresholds()
+    if limits["periodicity"] < 1.0:
+        return True  # periodicity is 1.0 at least
+    tokens = _window_tokens(prose(text[-4 * TAIL_CHARS :], TOKEN_CHARS))
+    n_trigrams = len(tokens) - 2
+    if n_trigrams < 1:  # fewer than three tokens: no trigram, no repeated unit
+        return _function_run(tokens) > limits["function_run"]
+    classes = "".join(map(_TOKEN_CLASS.get, tokens, repeat("o")))
+    run = math.floor(limits["function_run"]) + 1
+    if run <= 0 or "f" * run in classes:  # commas map to "": a run of function words is a run of "f"
+        return True
+    distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
+    if len(tokens) >= MIN_TOKENS and distinct / n_trigrams < limits["distinct3"]:
+        return True
+    if n_trigrams - distinct < 2 and not any(map(str.__eq__, tokens, tokens[1:])):
+        return False  # no unit repeated MIN_REPS times (MIN_REPS == 3)
+    return _periodicity(tokens) > limits["periodicity"]
 
 
 def _periodicity(tokens: list[str]) -> float:

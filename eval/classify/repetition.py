@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from eval.classify.context import Context
-from eval.classify.degeneracy import TAIL_CHARS, degenerate, statistics, thresholds
+from eval.classify.degeneracy import TAIL_CHARS, degenerate, prose_degenerate, statistics, thresholds
 from eval.classify.model import Span, Turn, span_at
 
 ANCHOR = 32
@@ -115,6 +115,7 @@ PUNCTUATION_ONLY_MIN = 8
 PUNCTUATION_RUN_MIN = 16
 _NO_WORD = re.compile(r"\s*([^\w\s](?:[^\w]*[^\w\s])?)\s*")  # fails at the first letter or digit
 _SENTENCE_MARKS = "!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001"
+_SENTENCE_RUNS = tuple(c * PUNCTUATION_RUN_MIN for c in _SENTENCE_MARKS)
 _PUNCTUATION_RUN = re.compile(rf"([{_SENTENCE_MARKS}])\1{{{PUNCTUATION_RUN_MIN - 1},}}")
 
 
@@ -139,7 +140,7 @@ def _punctuation_span(name: str, text: str) -> Span | None:
         and all(c.isspace() or unicodedata.category(c)[0] == "P" for c in only.group(1)[:4096])  # not emoji
     ):
         return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation")
-    if not any(c * PUNCTUATION_RUN_MIN in text for c in _SENTENCE_MARKS):  # substring searches in C
+    if not any(run in text for run in _SENTENCE_RUNS):  # substring searches in C
         return None
     m = _PUNCTUATION_RUN.search(text)
     if m is None:
@@ -171,7 +172,7 @@ CACHED_TEXTS = 8192
 
 @lru_cache(maxsize=CACHED_TEXTS)
 def _prose_degenerate(tail: str) -> bool:
-    return bool(degenerate(statistics(tail, compression=False)))
+    return prose_degenerate(tail)
 
 
 def clear_text_caches() -> None:

@@ -1,0 +1,65 @@
+"""The classifier's fast paths (issue 30, speed) give exactly what the plain computations give."""
+
+from __future__ import annotations
+
+import random
+import re
+from pydoc_data.topics import topics
+
+from eval.classify.bytelevel import _NON_ASCII_WORD
+from eval.classify.degeneracy import FUNCTION_WORDS, TAIL_CHARS, degenerate, prose_degenerate, statistics
+from eval.classify.spacing import _long_chunks
+
+REFERENCE = "\n".join(topics[k] for k in sorted(topics))
+
+
+def _texts() -> list[str]:
+    """Real prose in pieces, and every kind of degenerate text the statistics find, mixed into prose."""
+    rng = random.Random(30)
+    function_words = sorted(FUNCTION_WORDS)
+    out = []
+    for _ in range(1000):
+        start = rng.randrange(len(REFERENCE) - 6000)
+        piece = REFERENCE[start : start + rng.choice((20, 60, 200, 600, 1500, 5000))]
+        kind = rng.randrange(8)
+        if kind == 1:  # token salad of function words
+            piece += " " + " ".join(rng.choice(function_words) for _ in range(rng.randint(3, 14)))
+        elif kind == 2:  # a unit of 1-8 tokens repeated 2-5 times
+            words = ("is", "the", "ok,", "a", "value", "哈", "0", "ha")
+            unit = " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
+            piece += " " + " ".join([unit] * rng.randint(2, 5)) + rng.choice(("", ".", " and then it stops."))
+        elif kind == 3:  # a paragraph repeated
+            piece = piece[-300:] * rng.randint(2, 4)
+        elif kind == 4:  # CJK, interjections and commas
+            piece += " 我们 先 看 看 这个 问题 ha ha , , the , of , and , to , in , a , is"
+        elif kind == 5:  # very short
+            piece = piece[: rng.randint(0, 30)]
+        out.append(piece)
+    return out
+
+
+def test_prose_degenerate_is_the_verdict_of_the_statistics() -> None:
+    texts = _texts()
+    verdicts = [prose_degenerate(t) for t in texts]
+    assert verdicts == [bool(degenerate(statistics(t, compression=False))) for t in texts]
+    assert 50 < sum(verdicts) < len(texts) - 50  # both verdicts are well represented
+    long = REFERENCE[:20000] + " of the and to " * 5
+    assert prose_degenerate(long) is bool(degenerate(statistics(long[-4 * TAIL_CHARS :], compression=False)))
+
+
+def test_long_chunks_are_the_regex_chunks() -> None:
+    pattern = re.compile(r"[^ \n\t\r]{24,}")
+    rng = random.Random(1)
+    alphabet = list("ab \n\t\r\xa0\x0b\x0c\u2028é")
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) if rng.random() < 0.2 else "a" for _ in range(rng.randint(0, 120)))
+        assert _long_chunks(text) == pattern.findall(text)
+
+
+def test_non_ascii_words_are_the_words_with_a_non_ascii_character() -> None:
+    rng = random.Random(2)
+    alphabet = list("ab c\n\t\xa0\u3000é©Ġ.-")
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text) if not m.group().isascii()]
+        assert [(m.start(), m.end()) for m in _NON_ASCII_WORD.finditer(text)] == words

@@ -15,6 +15,11 @@ The classifier keeps per-text verdicts of its per-field statistics (eval/classif
 here hold 3,000 reasoning and 3,000 answer pieces drawn again and again, so those verdicts are mostly reused.
 `--fresh-texts` empties those caches before every trajectory: the cost where no text repeats across
 trajectories (real runs rarely repeat reasoning).
+
+`--dump-labels FILE` writes every trajectory's labels.json (evidence included) as one JSON line, to compare two
+classifier versions turn by turn on the same trajectories (the older one from an extracted copy of the package:
+`git archive <commit> eval | tar -x -C /tmp/old`, then `PYTHONPATH=/tmp/old python benchmarks/bench_classify.py
+--dump-labels old.jsonl`, and `cmp` the two files).
 """
 
 from __future__ import annotations
@@ -137,13 +142,16 @@ def reference_loop() -> float:
     return time.process_time() - t0
 
 
-def run(trajectories: int, turns: int, seed: int, fresh_texts: bool = False) -> dict[str, Any]:
+def run(
+    trajectories: int, turns: int, seed: int, fresh_texts: bool = False, dump: Path | None = None
+) -> dict[str, Any]:
     ref = reference_loop()
     gen = Generator(seed)
     cpu = chars = 0.0
     found = injected = false_alarms = 0
     clean_labels: dict[str, int] = {}
     wall0 = time.perf_counter()
+    out = dump.open("w", encoding="utf-8") if dump is not None else None
     for _ in range(trajectories):
         records, bad = gen.trajectory(turns)
         chars += sum(len(r["content"]) + len(r["reasoning_content"]) + len(r["observation"]) for r in records)
@@ -152,6 +160,8 @@ def run(trajectories: int, turns: int, seed: int, fresh_texts: bool = False) -> 
         t0 = time.process_time()
         result = classify_trajectory(records, Context.build("qwen3_coder"))
         cpu += time.process_time() - t0
+        if out is not None:
+            out.write(json.dumps(result.to_json(), sort_keys=True) + "\n")
         corrupted = result.first_corrupted_turn is not None
         injected += bad
         found += bad and corrupted
@@ -160,6 +170,8 @@ def run(trajectories: int, turns: int, seed: int, fresh_texts: bool = False) -> 
             for label, n in result.counts.items():
                 if n:
                     clean_labels[label] = clean_labels.get(label, 0) + n
+    if out is not None:
+        out.close()
     return {
         "trajectories": trajectories,
         "fresh_texts": fresh_texts,
@@ -183,8 +195,9 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fresh-texts", action="store_true", help="empty the per-text caches every trajectory")
+    parser.add_argument("--dump-labels", type=Path, help="write every trajectory's labels.json here (JSON lines)")
     args = parser.parse_args()
-    print(json.dumps(run(args.trajectories, args.turns, args.seed, args.fresh_texts), indent=2))
+    print(json.dumps(run(args.trajectories, args.turns, args.seed, args.fresh_texts, args.dump_labels), indent=2))
     return 0
 
 

@@ -64,6 +64,7 @@ class CohortSummary:
     server_error: str | None = None  # the engine's own error when canary requests went unanswered (canary.json)
     canary_blind: str | None = None  # canary.json's reason when the canary could not see a bug class it vouches for
     acceptance: float | None = None
+    uptime: dict[str, Any] | None = None  # <run>/<cohort>/uptime.json: the soak's phases and verdict (eval/uptime)
     server: ServerHealth | None = None  # deaths and restarts of the cohort's server (server_events.jsonl)
     verdict: str | None = None
     reason: str | None = None
@@ -115,6 +116,7 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
             s.server_error = canary.get("server_error")
         if canary and canary.get("verdict") == "inconclusive":  # blind is not clean (eval/canary/results.py)
             s.canary_blind = str(canary.get("reason") or "the canary did not exercise what it vouches for")
+        s.uptime = read_json(run.path / name / "uptime.json")
         s.acceptance = acceptance(run.metrics, name)
         s.server = server_health(run.path / name)
         out[name] = s

@@ -31,6 +31,7 @@ from analysis import fmt, planning
 from analysis.fmt import pct
 from analysis.paired import PairedComparison
 from analysis.summary import CohortSummary
+from analysis.uptime_evidence import evidence as uptime_evidence
 
 RULE = __doc__.split("The rule (written into every report):\n", 1)[1] if __doc__ else ""
 
@@ -162,12 +163,21 @@ def _server(s: CohortSummary, notes: list[str], missing: list[str]) -> None:
         notes.append(f"server restarted {s.server.restarts} times mid-run (units in flight retried as infra)")
 
 
+def _uptime(s: CohortSummary, fails: list[str], notes: list[str], missing: list[str]) -> None:
+    """A soak's result (uptime.json) is evidence like the canary's: corruption that grows with uptime FAILs, a soak
+    that exercised nothing is missing evidence (blind is not clean), a collapse with clean phases is a note."""
+    got = uptime_evidence(s.uptime)
+    if got is not None:
+        {"fails": fails, "missing": missing, "notes": notes}[got[0]].append(got[1])
+
+
 def decide(s: CohortSummary, cmp: PairedComparison | None) -> tuple[str, str]:
     """The verdict and its reason, a sentence per check."""
     fails: list[str] = []
     notes: list[str] = []
     missing: list[str] = []
     _canary(s, fails, notes, missing)
+    _uptime(s, fails, notes, missing)
     _corruption(s, fails, notes, missing)
     _server(s, notes, missing)
     infra = s.missing_rate

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -201,3 +202,19 @@ def test_an_early_stopped_cohort_quotes_one_bound_and_says_what_it_is() -> None:
     bounds = re.findall(r"[-+]\d+\.\d\d pts \.\. [-+]\d+\.\d\d pts", reason)
     assert bounds == ["-2.00 pts .. +2.00 pts"], reason
     assert "90% confidence sequence -2.00 pts .. +2.00 pts: the anytime-valid bounds of the drop over the 500" in reason
+
+
+def test_a_soak_result_is_evidence_in_the_verdict() -> None:
+    """uptime.json weighs like the canary (analysis/uptime_evidence.py), read from the kept soak runs of
+    benchmarks/uptime/runs/up-bf16-c2: the PR 48132 revert FAILs, its clean controls PASS, and a soak that
+    exercised nothing is INCONCLUSIVE, never PASS."""
+    runs = Path(__file__).resolve().parents[3] / "benchmarks" / "uptime" / "runs" / "up-bf16-c2"
+    revert = json.loads((runs / "pr48132-mtp5" / "uptime.json").read_text())
+    clean = json.loads((runs / "fixed-mtp5-r1" / "uptime.json").read_text())
+    assert revert["verdict"] == "uptime-corruption" and clean["verdict"] == "clean"
+    verdict, reason = decide(summary(uptime=revert), comparison(-0.02, 0.02))
+    assert verdict == "FAIL" and "uptime: corruption that grows with uptime" in reason
+    assert decide(summary(uptime=clean), comparison(-0.02, 0.02))[0] == "PASS"
+    blind = {**clean, "verdict": "not-exercised", "reasons": ["the acceptance monitor tested no window"]}
+    verdict, reason = decide(summary(uptime=blind), comparison(-0.02, 0.02))
+    assert verdict == "INCONCLUSIVE" and "exercised nothing" in reason

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,9 @@ def compare_and_summarize(loaded: LoadedSpec, run: RunDir, walls: dict[str, floa
         if not records:
             continue
         is_ref = cohort.name == reference
+        run_wide = _run_wide_oracles(cfg)  # one instance per cohort: its test accumulates over the cohort's records
         for pid, rec in records.items():
-            _compare_one(rec, pid, None if is_ref else cohort.control, reference, is_ref, outputs, cfg)
+            _compare_one(rec, pid, None if is_ref else cohort.control, reference, is_ref, outputs, cfg, run_wide)
             write_record(run.cohort_dir(cohort.name), rec)
         summary = summarize(cohort.name, list(records.values()), is_ref, expected)
         summary.wall_s = walls.get(cohort.name)
@@ -75,6 +77,15 @@ def compare_and_summarize(loaded: LoadedSpec, run: RunDir, walls: dict[str, floa
     return summaries
 
 
+def _run_wide_oracles(cfg: CanaryWorkload) -> list[Any]:
+    """Oracles that judge a cohort's records together (workloads.canary.fuzz_sampled_oracle: the sampled PIT test)."""
+    if not (cfg.fuzz_sampled_oracle and "fuzz" in cfg.modes):
+        return []
+    from eval.canary.sampled.oracle import SampledOracle
+
+    return [SampledOracle()]
+
+
 def _compare_one(
     rec: ProbeRecord,
     pid: str,
@@ -83,6 +94,7 @@ def _compare_one(
     is_ref: bool,
     outputs: dict[str, dict[str, ProbeRecord]],
     cfg: CanaryWorkload,
+    run_wide: Sequence[Any] = (),
 ) -> None:
     if is_ref:
         apply_comparison(rec, None, None)
@@ -94,7 +106,7 @@ def _compare_one(
 
         rec.reference_cohort = rec.compared_tokens = rec.diverged = rec.first_divergence = None
         rec.divergent_tokens, rec.judgement = None, None
-        judge_request(None, rec, ref, default_oracles(None, cfg.near_tie_nats, cfg.logprob_tolerance))
+        judge_request(None, rec, ref, default_oracles(None, cfg.near_tie_nats, cfg.logprob_tolerance, run_wide))
         return
     apply_comparison(rec, ref, chosen, cfg.near_tie_nats, cfg.logprob_tolerance)
 

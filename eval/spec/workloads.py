@@ -68,6 +68,14 @@ class CanaryWorkload(Strict):
     fuzz_exclude: list[str] = Field(
         default_factory=list, description="never generate these features (e.g. one whose crash is already known)"
     )
+    fuzz_sampled_oracle: bool = Field(
+        False,
+        description=(
+            "judge the fuzz cases' sampled requests with the sampled mode's run-wide PIT test "
+            "(eval/canary/sampled/oracle.py): each is re-scored on the cohort's own stack after its case (the server "
+            "needs max_logprobs -1); off by default until its clean-run false-FAIL rate is measured"
+        ),
+    )
 
 
 class AgentSpec(Strict):

@@ -110,6 +110,10 @@ async def fuzz_cohort(
             store(out_dir.parent, case)
         outcomes = await run_case_async(case, base_url, model)
         recs = records_of(case, outcomes, cohort, base_url)
+        if cfg.fuzz_sampled_oracle:  # the sampled PIT oracle judges later, from what is re-scored now (stack up)
+            from eval.canary.sampled.oracle import rescore_records
+
+            await rescore_records(recs, base_url, model)
         for r in recs:
             write_record(out_dir, r)
         records += recs

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from eval.canary.fuzz.case import Case, Finding
@@ -360,8 +360,11 @@ class AccountingOracle:
         return _finding(self.name, rec, "pass", "ids, logprobs, usage and finish reason agree")
 
 
-def default_oracles(tokenize: Tokenize | None, near_tie: float, lp_tolerance: float) -> list[Oracle]:
-    """The built-in oracles plus whatever was registered (the registry wins on a name clash)."""
+def default_oracles(
+    tokenize: Tokenize | None, near_tie: float, lp_tolerance: float, extra: Sequence[Oracle] = ()
+) -> list[Oracle]:
+    """The built-in oracles, then `extra` (run-wide oracles the caller keeps for a whole cohort, e.g. the sampled
+    PIT test), plus whatever was registered (the registry wins on a name clash)."""
     built: list[Oracle] = [
         ReferenceOracle(near_tie, lp_tolerance),
         RefusalOracle(),
@@ -372,6 +375,8 @@ def default_oracles(tokenize: Tokenize | None, near_tie: float, lp_tolerance: fl
         CrashOracle(),
         AccountingOracle(),
     ]
+    names = {o.name for o in built}
+    built += [o for o in extra if o.name not in names]
     names = {o.name for o in built}
     return [ORACLES.get(o.name, o) for o in built] + [o for n, o in ORACLES.items() if n not in names]
 

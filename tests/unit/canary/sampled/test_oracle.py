@@ -69,3 +69,23 @@ def test_requests_it_cannot_judge_get_no_stored_judgement() -> None:
     assert asyncio.run(rescore_records([rec], "http://127.0.0.1:9", "toy")) == 0
     assert "sampled" not in rec.extra
     assert SampledOracle().judge(None, rec, None) is None
+
+
+def test_the_fuzz_judgement_uses_one_sampled_test_per_cohort_when_enabled() -> None:
+    """workloads.canary.fuzz_sampled_oracle: the fuzzer's judgement (default_oracles + judge_request, as
+    eval/canary/results.py calls it) gets one SampledOracle per cohort, which fails a shifted sampler from the
+    PITs stored while its stack was up; off by default."""
+    from eval.canary.fuzz.oracles import default_oracles, judge_request
+    from eval.canary.results import _run_wide_oracles
+    from eval.spec.models import CanaryWorkload
+
+    assert _run_wide_oracles(CanaryWorkload.model_validate({"modes": ["fuzz"]})) == []
+    cfg = CanaryWorkload.model_validate({"modes": ["fuzz"], "fuzz_sampled_oracle": True})
+    with ToySampler(shift=0.3) as bad:
+        recs = _records(bad.base_url, 40)
+        asyncio.run(rescore_records(recs, bad.base_url, "toy"))
+    run_wide = _run_wide_oracles(cfg)
+    assert [o.name for o in run_wide] == ["sampled_pit"]
+    oracles = default_oracles(None, 0.25, 0.5, run_wide)
+    findings = [f for rec in recs for f in judge_request(None, rec, None, oracles) if f.oracle == "sampled_pit"]
+    assert findings and findings[-1].verdict == "fail"

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+
+from tests.fixtures.threaded_app import ThreadedApp
 
 Reply = dict[str, Any]
 
@@ -69,23 +69,18 @@ def completion(request: dict[str, Any], reply: Reply, number: int) -> dict[str, 
     return body
 
 
-class ScriptedModelServer:
+class ScriptedModelServer(ThreadedApp):
     """`with ScriptedModelServer(respond) as server: server.base_url`."""
 
+    name = "the scripted model server"
+    client_max_size = 64 * 1024 * 1024  # whole agent conversations are posted back each turn
+
     def __init__(self, respond: Callable[[dict[str, Any]], Reply], delay_s: float = 0.0) -> None:
+        super().__init__()
         self.respond = respond
         self.delay_s = delay_s
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._runner: web.AppRunner | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -98,31 +93,8 @@ class ScriptedModelServer:
             return web.Response(status=reply["http_status"], text=reply.get("text", "error"))
         return web.json_response(completion(body, reply, len(self.requests)))
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = self._runner.addresses[0][1]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> ScriptedModelServer:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("the scripted model server did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            fut = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
-            fut.result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        time.sleep(0)
 
 
 def solver(tasks: list[Any]) -> Callable[[dict[str, Any]], Reply]:

@@ -46,6 +46,11 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def requirement_name(requirement: str) -> str:
+    """The normalized project name of a requirement line (`Foo_Bar[x]==1.0 --hash=...` -> `foo-bar`)."""
+    return _norm(re.split(r"[=<>!~;\[ ]", requirement.strip())[0])
+
+
 def wheel_key(filename: str) -> tuple[str, str]:
     m = _WHEEL.match(filename)
     if not m:
@@ -91,7 +96,7 @@ def split_hash_pins(requirements: list[str]) -> tuple[list[str], dict[str, set[s
             raise BundleError(f"only sha256 hashes are supported: {line}")
         pins.append(" ".join(req))
         if hashes:
-            pinned[_norm(re.split(r"[=<>!~;\[ ]", req[0])[0])] = hashes
+            pinned[requirement_name(req[0])] = hashes
     return pins, pinned
 
 

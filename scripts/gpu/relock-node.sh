@@ -6,9 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 .venv/bin/python - <<'PY'
-import hashlib, re, subprocess, sys, tempfile
+import subprocess, sys, tempfile
 from pathlib import Path
-from eval.stacks.bundle import PLATFORMS, split_hash_pins, wheel_key
+from eval.stacks.bundle import PLATFORMS, requirement_name, split_hash_pins, wheel_key
+from eval.stacks.envs import sha256_file
 
 path = Path("scripts/gpu/node-requirements.txt")
 lines = path.read_text(encoding="utf-8").splitlines()
@@ -18,7 +19,7 @@ with tempfile.TemporaryDirectory() as tmp:
     cmd = [sys.executable, "-m", "pip", "download", "-q", "-d", tmp, "--only-binary", ":all:", "--no-deps",
            "--python-version", "3.12", "--implementation", "cp", *[x for p in PLATFORMS for x in ("--platform", p)], *pins]
     subprocess.run(cmd, check=True)
-    digest = {wheel_key(w.name)[0]: hashlib.sha256(w.read_bytes()).hexdigest() for w in Path(tmp).glob("*.whl")}
+    digest = {wheel_key(w.name)[0]: sha256_file(w) for w in Path(tmp).glob("*.whl")}
 out = []
 for ln in lines:
     body = ln.split("#")[0].strip()
@@ -26,8 +27,7 @@ for ln in lines:
         out.append(ln)
         continue
     req = " ".join(w for w in body.split() if not w.startswith("--hash="))
-    name = re.sub(r"[-_.]+", "-", re.split(r"[=<>!~;\[ ]", req)[0]).lower()
-    out.append(f"{req} --hash=sha256:{digest[name]}")
+    out.append(f"{req} --hash=sha256:{digest[requirement_name(req)]}")
 path.write_text("\n".join(out) + "\n", encoding="utf-8")
 print(f"hashed {len(digest)} wheels into {path}")
 PY

@@ -198,3 +198,22 @@ def _ok_json(resp: httpx.Response) -> dict[str, Any]:
 
 def _describe(e: Exception) -> str:
     return f"{type(e).__name__}: {e}"[:500] or type(e).__name__
+
+
+HEALTH_WAIT_S = 900  # how long a canary waits for a stack the watchdog is restarting
+
+
+async def wait_healthy(base_url: str, timeout_s: float) -> bool:
+    """Wait until the server answers /health with 200 (True), or `timeout_s` passed (False). vLLM answers 503
+    while its engine is dead, so this also waits out an engine the stack's watchdog is restarting."""
+    deadline = time.monotonic() + timeout_s
+    async with httpx.AsyncClient(timeout=10) as http:
+        while True:
+            try:
+                if (await http.get(base_url.rstrip("/") + "/health")).status_code == 200:
+                    return True
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(3)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from eval.canary.client import HEALTH_WAIT_S, wait_healthy
 from eval.canary.fuzz.derive import resolve, store, stored
 from eval.canary.fuzz.execute import records_of, run_case_async
 from eval.canary.fuzz.generate import FEATURES, GenContext, generate_case
@@ -120,24 +121,3 @@ async def fuzz_cohort(
         if any(r.infra_error for r in recs) and not await wait_healthy(base_url, HEALTH_WAIT_S):
             break  # the server is gone: the remaining cases would only record infra errors
     return records
-
-
-HEALTH_WAIT_S = 900
-
-
-async def wait_healthy(base_url: str, timeout_s: float) -> bool:
-    """After failed requests: wait until the server answers /health again (a restarted engine), or give up."""
-    import asyncio
-
-    import httpx
-
-    deadline = time.monotonic() + timeout_s
-    async with httpx.AsyncClient(timeout=10) as http:
-        while time.monotonic() < deadline:
-            try:
-                if (await http.get(base_url.rstrip("/") + "/health")).status_code == 200:
-                    return True
-            except httpx.HTTPError:
-                pass
-            await asyncio.sleep(3)
-    return False

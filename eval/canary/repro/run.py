@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eval.canary.client import HEALTH_WAIT_S, wait_healthy
 from eval.canary.fuzz.api import judge_case
 from eval.canary.fuzz.case import Case, Finding
 from eval.canary.fuzz.execute import records_of, run_case_async
-from eval.canary.fuzz.mode import HEALTH_WAIT_S, wait_healthy
 from eval.canary.fuzz.oracles import default_oracles
 from eval.canary.fuzz.shrink import shrink
 from eval.canary.records import ProbeRecord

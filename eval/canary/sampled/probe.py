@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from eval.canary.client import HEALTH_WAIT_S, wait_healthy
 from eval.canary.sampled.draws import Draw, plan_draw, sample, warm, warm_prompt
 from eval.canary.sampled.judge import DrawVerdict, judge_draw
 from eval.canary.sampled.reference import ReferenceError, rescore
@@ -26,7 +27,6 @@ from store.atomic import append_line, atomic_write_json
 
 SCHEMA_VERSION = 1
 RESCORE_CONCURRENCY = 4
-HEALTH_WAIT_S = 900
 
 
 @dataclass
@@ -138,22 +138,6 @@ async def probe_sampled(
         summary["decode_logprob_gap"] = _describe(gaps)
     atomic_write_json(out_dir / "sampled.json", summary)
     return summary
-
-
-async def wait_healthy(base_url: str, timeout_s: float) -> bool:
-    """Wait until the server answers /health (True), or `timeout_s` passed (False: the run then records INFRA)."""
-    deadline = time.monotonic() + timeout_s
-    async with httpx.AsyncClient(timeout=10) as http:
-        while True:
-            try:
-                # 200, or a server without the route (404); a vLLM server with a dead engine answers 503.
-                if (await http.get(base_url.rstrip("/") + "/health")).status_code < 500:
-                    return True
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(3)
 
 
 def _describe(xs: list[float]) -> dict[str, float | int]:

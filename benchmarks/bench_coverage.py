@@ -128,6 +128,28 @@ def load_matrix(file: str) -> list[dict[str, Any]]:
     return list(yaml.safe_load((ROOT / file).read_text())["matrix"]["cohorts"])
 
 
+def cohort_names(file: str, overrides: list[str]) -> list[str]:
+    """The matrix's cohort names after the -c overrides (an override may put another cohort at an index)."""
+    from eval.spec.load import load_spec
+
+    return [c.name for c in load_spec([file, *overrides]).spec.matrix.cohorts]
+
+
+def union(out_dir: Path, parts: list[str], lib: Path, site: Path) -> Path:
+    """One coverage directory holding the data of several runs (e.g. self-draft K=4 + MTP 5): each part is a
+    coverage id; their per-process data files are combined into `out_dir` (the parts keep theirs)."""
+    rc = write_rc(out_dir, site)
+    env = {"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}
+    dirs = [str(ROOT / "results" / p / "coverage") for p in parts]
+    for d in dirs:
+        if not any(Path(d).glob(".coverage.*")):
+            raise SystemExit(f"{d}: no per-process coverage data")
+    (out_dir / ".coverage").unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "coverage", "combine", f"--rcfile={rc}", "--keep", *dirs]
+    subprocess.run(cmd, cwd=out_dir, env=env, check=True)
+    return rc
+
+
 def probe(args: argparse.Namespace, lib: Path, rc: Path) -> None:
     cmd = [sys.executable, "-m", "eval.cli", "probe", args.file, "--run-id", args.run_id]
     for c in args.cohort:
@@ -136,24 +158,29 @@ def probe(args: argparse.Namespace, lib: Path, rc: Path) -> None:
     # directory rides on this process's PYTHONPATH (inert here: COVERAGE_PROCESS_START is only in server.env).
     # Only the speculative cohorts under measurement run coverage (the reference server's own paths would
     # count otherwise): the variable goes into those matrix entries' env.
-    names = [c["name"] for c in load_matrix(args.file)]
+    # The caller's overrides go first: one may put another cohort at a matrix index (an ngram server), and the
+    # coverage variable must land in that entry, not in the one it replaced.
+    for c in args.config or []:
+        cmd += ["-c", c]
+    names = cohort_names(args.file, args.config or [])
     for c in args.measure or args.cohort:
         cmd += ["-c", f"matrix.cohorts.{names.index(c)}.env.COVERAGE_PROCESS_START={rc}"]
     cmd += ["-c", "server.args.shutdown_timeout=10"]
     if args.modes:
         cmd += ["-c", f"workloads.canary.modes=[{args.modes}]"]
-    for c in args.config or []:
-        cmd += ["-c", c]
     print("$", " ".join(cmd), flush=True)
     rest = os.environ.get("PYTHONPATH", "")
     env = {**os.environ, "PYTHONPATH": f"{lib}:{rest}" if rest else str(lib)}
     subprocess.run(cmd, cwd=ROOT, check=False, env=env)
 
 
-def combine_and_summarize(data_dir: Path, rc: Path, lib: Path) -> dict[str, Any]:
+def combine_and_summarize(data_dir: Path, rc: Path, lib: Path, fresh: bool = False) -> dict[str, Any]:
+    """`fresh`: the combined file is already written (a --union); otherwise this directory's per-process files
+    are combined into it (appending to what it held)."""
     env = {"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}
     py = [sys.executable, "-m", "coverage"]
-    subprocess.run([*py, "combine", f"--rcfile={rc}", "--keep", "--append"], cwd=data_dir, env=env, check=False)
+    if not fresh:
+        subprocess.run([*py, "combine", f"--rcfile={rc}", "--keep", "--append"], cwd=data_dir, env=env, check=False)
     out = data_dir / "coverage.json"
     subprocess.run([*py, "json", f"--rcfile={rc}", "-o", str(out), "-q"], cwd=data_dir, env=env, check=False)
     files = json.loads(out.read_text())["files"]
@@ -197,15 +224,24 @@ def main() -> None:
     )
     ap.add_argument("--report", action="store_true", help="only combine and report a finished run")
     ap.add_argument("--gaps", type=Path, help="write the never-taken branches per group here (markdown)")
+    ap.add_argument(
+        "--union",
+        help="with --report: combine these coverage ids (comma-separated) into results/<--run-id>/coverage and "
+        "report the union (e.g. a K=4 run and an MTP 5 run, the issue's baseline)",
+    )
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     lib = ensure_lib()
     data_dir = ROOT / "results" / (args.coverage_id or args.run_id) / "coverage"
     rc = data_dir / "coveragerc"
-    if not args.report:
+    if args.union:
+        rc = union(data_dir, args.union.split(","), lib, site_packages(args.file))
+        groups = combine_and_summarize(data_dir, rc, lib, fresh=True)
+    elif not args.report:
         rc = write_rc(data_dir, site_packages(args.file))
         probe(args, lib, rc)
-    groups = combine_and_summarize(data_dir, rc, lib)
+    if not args.union:
+        groups = combine_and_summarize(data_dir, rc, lib)
     (data_dir / "groups.json").write_text(json.dumps(groups, indent=1))
     show(groups)
     if args.gaps:

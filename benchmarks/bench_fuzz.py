@@ -57,18 +57,72 @@ def known_stock_bug(rec: ProbeRecord, ref: ProbeRecord | None) -> bool:
     return stop_at >= int(p["min_tokens"]) and len(out) > len(exp) and out[:stop_at] == exp[:stop_at]
 
 
+def differs(rec: ProbeRecord, ctl: ProbeRecord | None, tolerance: float = 0.5) -> str | None:
+    """How a request's output differs from the clean speculative control's output of the same request (None: it
+    does not). An aborted or client-closed request is compared on the prefix both sides got."""
+    if ctl is None:
+        return "no control record"
+    if bool(rec.infra_error) != bool(ctl.infra_error):
+        return "error on one side only" if rec.infra_error else "the control failed the request"
+    if rec.infra_error:
+        return None
+    if bool(rec.extra.get("refused")) != bool(ctl.extra.get("refused")):
+        return "refused on one side only"
+    a, b = rec.output_token_ids or [], ctl.output_token_ids or []
+    cut = rec.extra.get("aborted") or ctl.extra.get("aborted") or rec.role.startswith("bg")
+    n = min(len(a), len(b)) if cut else max(len(a), len(b))
+    if a[:n] != b[:n]:
+        return "tokens"
+    if not cut and rec.finish_reason != ctl.finish_reason:
+        return "finish_reason"
+    la, lb = rec.output_token_logprobs or [], ctl.output_token_logprobs or []
+    gaps = [abs(x - y) for x, y in zip(la[:n], lb[:n], strict=False) if x is not None and y is not None]
+    if gaps and max(gaps) > tolerance:
+        return f"logprobs ({max(gaps):.2f} nats)"
+    return None
+
+
+def generator_hashes() -> dict[str, str]:
+    """git blob hashes of the generator's files and of the oracles: which generator produced a row."""
+    root = Path(__file__).resolve().parents[1] / "eval" / "canary" / "fuzz"
+    names = ["generate.py", "space.py", "derive.py", "case.py", "oracles.py"]
+    out = subprocess.run(["git", "hash-object", *[str(root / n) for n in names]], capture_output=True, text=True)
+    return dict(zip(names, [h[:10] for h in out.stdout.split()], strict=False))
+
+
 def fuzz_seed(
-    gen: GenContext, seed: int, budget: float, cohort_url: str, ref_url: str, model: str, save: Path | None = None
+    gen: GenContext,
+    seed: int,
+    budget: float,
+    cohort_url: str,
+    ref_url: str,
+    model: str,
+    save: Path | None = None,
+    control_url: str | None = None,
 ) -> dict[str, Any]:
+    """Cases for `budget` seconds on the cohort and the reference (and the clean speculative control, when it is
+    another server). A failing finding is a *catch* only where the request's output differs from the control's
+    and the control does not fail the same oracle on the same request (issue 27, What to build item 7)."""
     t0, cases, findings, known, failing = time.monotonic(), 0, [], 0, []
+    catches: list[dict[str, Any]] = []
+    control_fails: list[Finding] = []
     while time.monotonic() - t0 < budget:
         case = resolved(generate_case(gen, seed, cases), ref_url, model)
         cases += 1
         salt = uuid.uuid4().hex
         ref = run_case_salted(case, ref_url, model, salt, "reference")
         mine = run_case_salted(case, cohort_url, model, salt, "cohort")
+        ctl = ref if control_url is None else run_case_salted(case, control_url, model, salt, "control")
         refs = {r.role: r for r in ref}
+        ctls = {r.role: r for r in ctl}
         got = judge_case(case, mine, ref)
+        ctl_bad: set[tuple[str, str]] = set()
+        if control_url is not None:
+            for f in judge_case(case, ctl, ref):
+                rec = next(r for r in ctl if r.role == f.role)
+                if f.failed and not known_stock_bug(rec, refs.get(f.role)):
+                    control_fails.append(f)
+                    ctl_bad.add((f.role, f.oracle))
         bad = False
         for f in got:
             if not f.failed:
@@ -77,18 +131,23 @@ def fuzz_seed(
             if known_stock_bug(rec, refs.get(f.role)):
                 known += 1
                 f.detail["known_stock_bug"] = True
-            else:
-                bad = True
+                continue
+            bad = True
+            how = differs(rec, ctls.get(f.role))
+            if how is not None and (f.role, f.oracle) not in ctl_bad:
+                catches.append({"case": f.case_id, "role": f.role, "oracle": f.oracle, "differs": how,
+                                "reason": f.reason[:140]})  # fmt: skip
         if bad and len(failing) < 5:
             failing.append(case)
             if save is not None:  # the evidence: the case and both sides' records (a false FAIL needs its cause)
                 save.mkdir(parents=True, exist_ok=True)
                 doc = {"case": case.model_dump(mode="json"), "findings": [f.model_dump() for f in got if f.failed],
-                       "cohort": [r.to_json() for r in mine], "reference": [r.to_json() for r in ref]}  # fmt: skip
+                       "cohort": [r.to_json() for r in mine], "reference": [r.to_json() for r in ref],
+                       "control": [r.to_json() for r in ctl] if control_url else None}  # fmt: skip
                 (save / f"seed{seed}-{case.case_id}.json").write_text(json.dumps(doc, default=str))
         findings += got
-        if any(r.infra_error for r in mine + ref):  # a crashed engine restarts (the stack's watchdog): wait for it
-            for url in (cohort_url, ref_url):
+        if any(r.infra_error for r in mine + ref + ctl):  # a crashed engine restarts (the stack's watchdog)
+            for url in (cohort_url, ref_url, *([control_url] if control_url else [])):
                 asyncio.run(wait_healthy(url, HEALTH_WAIT_S))
     fails = [f for f in findings if f.failed and not f.detail.get("known_stock_bug")]
     return {
@@ -98,6 +157,12 @@ def fuzz_seed(
         "fails": len(fails),
         "failing_cases": len({f.case_id for f in fails}),
         "fails_by_oracle": dict(Counter(f.oracle for f in fails)),
+        "catches": len(catches),
+        "caught_cases": len({c["case"] for c in catches}),
+        "catches_by_oracle": dict(Counter(c["oracle"] for c in catches)),
+        "catch_examples": catches[:6],
+        "control_fails": None if control_url is None else len(control_fails),
+        "control_fail_reasons": sorted({f"{f.role}: {f.oracle}: {f.reason[:90]}" for f in control_fails})[:4],
         "known_stock_bug": known,
         "facts": len([f for f in findings if f.verdict == "fact"]),
         "fail_reasons": sorted({f"{f.role}: {f.oracle}: {f.reason[:90]}" for f in fails})[:6],
@@ -217,6 +282,12 @@ def _start(es: ExitStack, g: Group, out: Path, console: Console) -> None:
         g.urls[c] = es.enter_context(factory(g.loaded.cohort(c))).base_url
 
 
+def _speculative(g: Group) -> list[str]:
+    """The group's speculative servers: its cohorts, then the control and the reference when they draft."""
+    names = dict.fromkeys([*g.cohorts, *([g.control] if g.control else []), g.reference])
+    return [c for c in names if g.loaded.cohort(c).speculative.num_speculative_tokens]
+
+
 def _append(out: Path, row: dict[str, Any]) -> None:
     with out.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(row) + "\n")
@@ -249,8 +320,11 @@ def main() -> None:
     ap.add_argument("file")
     ap.add_argument("--reference", required=True)
     ap.add_argument("--cohort", action="append", required=True)
-    ap.add_argument("--control", help="the clean speculative control: started too; the shrunk repro runs on it")
-    ap.add_argument("--also", action="append", default=[], metavar="FILE:REFERENCE:COHORT[,COHORT]",
+    ap.add_argument("--control", help="the clean speculative control: started too; the shrunk repro runs on it; "
+                    "with --score-control every case also runs on it and only a failing request whose output differs "
+                    "from the control's is a catch (the control may be the --reference itself)")  # fmt: skip
+    ap.add_argument("--score-control", action="store_true", help="score catches against --control (see --control)")
+    ap.add_argument("--also", action="append", default=[], metavar="FILE:REFERENCE:COHORT[,COHORT][:CONTROL]",
                     help="another cohort file's reference and cohorts, fuzzed in the same run (same -c)")  # fmt: skip
     ap.add_argument("--seeds", default="1", help="comma-separated seeds (one fuzz pass each)")
     ap.add_argument("--budget", type=float, default=60, help="seconds of cases per cohort and seed")
@@ -261,11 +335,12 @@ def main() -> None:
                     "results/<this>/coverage (bench_coverage.py --report --coverage-id reads it)")  # fmt: skip
     ap.add_argument("--measure", action="append", default=[], help="cohorts whose servers run coverage")
     args = ap.parse_args()
+    GENERATOR.update(generator_hashes())
 
     specs = [(args.file, args.reference, args.cohort, args.control)]
     for spec in args.also:
-        file, ref, cohorts = spec.split(":")
-        specs.append((file, ref, cohorts.split(","), None))
+        file, ref, cohorts, *ctl = spec.split(":")
+        specs.append((file, ref, cohorts.split(","), ctl[0] if ctl else None))
     groups = [_group(f, r, cs, ctl, [*args.overrides, *_coverage(args, f)]) for f, r, cs, ctl in specs]
     if sum(len({g.reference, *g.cohorts, *([g.control] if g.control else [])}) for g in groups) > 4:
         raise SystemExit("at most 4 vLLM servers per command")
@@ -275,15 +350,16 @@ def main() -> None:
         for g in groups:
             _start(es, g, args.out, console)
         console.print(f"stacks ready in {time.monotonic() - t0:.0f} s")
-        before = {(g.loaded.spec.name, c): scrape(g.urls[c]) for g in groups for c in g.cohorts}
+        before = {(g.loaded.spec.name, c): scrape(g.urls[c]) for g in groups for c in _speculative(g)}
         for seed in [int(s) for s in args.seeds.split(",")]:
             for g in groups:
                 _fuzz_group(g, seed, args, console)
         for g in groups:
-            for cohort in g.cohorts:
+            for cohort in _speculative(g):
                 k = g.loaded.cohort(cohort).speculative.num_speculative_tokens or 0
                 found = acceptance([before[(g.loaded.spec.name, cohort)], scrape(g.urls[cohort])])
-                cov = {"cohort": cohort, "coverage": True, "acceptance": None if found is None else found.as_dict(),
+                cov = {"cohort": cohort, "coverage": True, "generator": GENERATOR,
+                       "acceptance": None if found is None else found.as_dict(),
                        "steps": steps_from_logs(g.work / cohort, k) if k else None}  # fmt: skip
                 _append(args.out, cov)
                 console.print(f"{cohort}: acceptance {cov['acceptance'] and cov['acceptance']['rate']}, "
@@ -291,6 +367,7 @@ def main() -> None:
 
 
 SHRUNK: set[tuple[str, str]] = set()
+GENERATOR: dict[str, str] = {}
 
 
 def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console) -> None:
@@ -300,9 +377,12 @@ def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console)
     gen = gen_context(cfg, PromptBook(g.tokenize, seed), fetch_space(ref_url), stack_facts(g.loaded))
     for cohort in g.cohorts:
         url = g.urls[cohort]
+        ctl_url = g.urls[g.control] if g.control and g.control != g.reference and args.score_control else None
         row = {"cohort": cohort, "file": g.loaded.spec.name, "dtype": g.loaded.spec.model.dtype,
+               "reference": g.reference, "control": g.control if (ctl_url or g.control == g.reference) else None,
+               "generator": GENERATOR, "started": time.strftime("%H:%M:%S", time.gmtime()),
                **fuzz_seed(gen, seed, args.budget, url, ref_url, g.served,
-                           args.out.parent / f"{args.out.stem}-fails" / cohort)}  # fmt: skip
+                           args.out.parent / f"{args.out.stem}-fails" / cohort, ctl_url)}  # fmt: skip
         cases = [Case.model_validate(c) for c in row.pop("failing_cases_json")]
         if args.shrink and cases and (g.loaded.spec.name, cohort) not in SHRUNK:  # once per cohort
             row["shrunk"] = shrunk = shrink_first(cases, url, ref_url, g.served, args.shrink)
@@ -315,7 +395,8 @@ def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console)
                     row["repro"]["exit_control"] = run_repro(path, g.urls[g.control], ref_url)
         _append(args.out, row)
         console.print(f"{cohort} seed {seed}: {row['cases']} cases, {row['fails']} failing findings in "
-                      f"{row['failing_cases']} cases, {row['known_stock_bug']} known stock bug, "
+                      f"{row['failing_cases']} cases, catches {row['catches']} in {row['caught_cases']} cases "
+                      f"(control fails {row['control_fails']}), {row['known_stock_bug']} known stock bug, "
                       f"{row['fail_reasons'][:2]} {row.get('shrunk', {}).get('fails_alone', '')} "
                       f"{row.get('repro', '')}")  # fmt: skip
 

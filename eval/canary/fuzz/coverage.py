@@ -86,8 +86,8 @@ def steps_from_logs(cohort_dir: Path, spec_tokens: int) -> dict[str, Any] | None
             mixed += reqs > 1 and drafts % reqs != 0
     if not steps:
         return None
-    top = dict(hist.most_common(24))
-    return {"decode_steps": steps, "steps_below_k": below, "steps_mixing_draft_counts": mixed, "histogram": top}
+    full = dict(hist.most_common())  # bounded: at most max_num_seqs x (K + 1) keys; the plot needs the rare ones
+    return {"decode_steps": steps, "steps_below_k": below, "steps_mixing_draft_counts": mixed, "histogram": full}
 
 
 def accepted_per_position(metrics: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

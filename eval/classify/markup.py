@@ -57,7 +57,9 @@ def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
             start, end = m.start(), m.end()
             if _copied(text, start, end, ctx) or _in_inline_code(text, start):
                 continue
-            if marker.strong and (mentioned(text, start, end) or _quoted(text, start, end)):
+            if marker.strong and (
+                mentioned(text, start, end) or _quoted(text, start, end) or in_fenced_literal(text, start, end)
+            ):
                 continue
             if not marker.strong and not _weak_marker_counts(text, start, end, m.group()):
                 continue
@@ -110,6 +112,18 @@ def _quoted(text: str, start: int, end: int) -> bool:
     """A string literal holding exactly the marker (`'<|eot_id|>'` in code that handles tokens)."""
     before = text[start - 1 : start]
     return bool(before) and before in _QUOTES and text[end : end + 1] == before
+
+
+def in_fenced_literal(text: str, start: int, end: int) -> bool:
+    """Inside a string literal on one line of a fenced code block (`prompt = "<|start|>user<|message|>..."`): code
+    that builds or parses markup, shown as code. An engine that leaks markup does not open a fence and a quote
+    around it."""
+    if text.count("```", 0, start) % 2 == 0:
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    return any(text.count(q, line_start, start) % 2 == 1 and q in text[end:line_end] for q in "\"'")
 
 
 def _in_inline_code(text: str, start: int) -> bool:

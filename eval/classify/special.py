@@ -1,5 +1,7 @@
 """`leaked_special_token`: a chat-template or vocabulary special token written as text (`<|im_end|>`,
-`<|eot_id|>`, `<｜end▁of▁sentence｜>`, `<end_of_turn>`, `<pad>`, `<unk>`, a trailing `</s>`, a run of `<s>`).
+`<|eot_id|>`, `<｜end▁of▁sentence｜>`, `<end_of_turn>`, `<pad>`, `<unk>`, a trailing `</s>`, a run of `<s>`), and the
+markers of templates that are not `<|...|>` tokens (`[INST]`, `<<SYS>>`, `[AVAILABLE_TOOLS]`, `[gMASK]`,
+`<reserved_106>`, `]~b]`, `<extra_id_1>`, `<fim_middle>`).
 
 A healthy server never renders these in a reply: they end generation or are skipped when detokenizing. Tool-call
 tokens of a known family (`<|python_tag|>`, `<|channel|>`, DeepSeek's tool-call tokens) are `leaked_tool_xml`'s
@@ -17,13 +19,25 @@ from eval.classify.formats import any_marker
 from eval.classify.markup import _copied, _in_code_or_quotes, _in_inline_code, mentioned
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
+_TEMPLATE = (
+    r"\[/?INST\]|<</?SYS>>"
+    r"|\[/?(?:SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CONTENT)\]"
+    r"|\[gMASK\]|<reserved_\d{1,4}>|<_(?:user|bot|end|system)>"
+    r"|<(?:beginning|end)_of_sentence>|\]~!b\[|\]~b\]|\[e~\["
+    r"|<seed:(?:bos|eos)>|<extra_id_\d{1,3}>|<fim_(?:prefix|middle|suffix|pad)>"
+)
 _TOKEN = re.compile(
     r"<\|[A-Za-z][A-Za-z0-9_]{1,30}\|>"  # <|im_end|>, <|endoftext|>, <|eot_id|>, <|EOT|>, <|end|>, <|user|>
     r"|<｜[^｜<>\n]{1,40}｜>"  # <｜end▁of▁sentence｜>, <｜Assistant｜>
     r"|<(?:start|end)_of_turn>|(?:<(?:pad|unk|eos|bos|mask)>)+|\[(?:PAD|UNK)\](?:\[(?:PAD|UNK)\])*"
     r"|</s>\s*\Z|(?:</s>){2,}|(?:<s>){2,}"
+    # Templates whose markers are not `<|...|>` tokens (the vocabularies' own special tokens, nothing guessed):
+    # Llama 2 / Mistral instructions, Mistral's control tokens (v3, Tekken), ChatGLM, Baichuan, TeleFLM,
+    # MiniMax (M1 and M2), Seed-OSS, Nemotron-4 / T5 sentinels, StarCoder's fill-in-the-middle tokens.
+    # (`<sop>`, `<file_sep>`, `<repo_name>` are left out: ordinary tags and regex groups look the same.)
+    rf"|{_TEMPLATE}"
 )
-_FAST = re.compile(r"<\||<｜|_of_turn>|<(?:pad|unk|eos|bos|mask)>|\[(?:PAD|UNK)\]|</s>|<s><s>")
+_FAST = re.compile(rf"<\||<｜|_of_turn>|<(?:pad|unk|eos|bos|mask)>|\[(?:PAD|UNK)\]|</s>|<s><s>|{_TEMPLATE}")
 _TOOL_TOKENS = any_marker("auto")
 
 
@@ -38,6 +52,8 @@ def detect_leaked_special_token(turn: Turn, ctx: Context) -> list[Span]:
                 continue  # a tool-call token: leaked_tool_xml
             if _in_inline_code(text, start) or _in_code_or_quotes(text, start, end) or mentioned(text, start, end):
                 continue
+            if text[start - 2 : start] == "?P":
+                continue  # a regex's named group (`(?P<_end>...)`)
             if _copied(text, start, end, ctx):
                 continue
             spans.append(span_at(name, text, start, end, "special token as text"))

@@ -47,8 +47,12 @@ def _spans(pattern: re.Pattern[str], name: str, text: str, ctx: Context, why: st
 
 
 def _discussed(text: str, start: int, end: int) -> bool:
-    """The character alone in an inline code span (`` `�` ``): the model is explaining it, not emitting it."""
-    return text[start - 1 : start] == "`" and text[end : end + 1] == "`"
+    """The character alone in an inline code span (`` `�` ``), or alone in a string literal of a fenced code block
+    (`"token": "�"` in data shown as code): the model names it, it does not emit it."""
+    before, after = text[start - 1 : start], text[end : end + 1]
+    if before == "`" and after == "`":
+        return True
+    return before in ("'", '"') and after == before and text.count("```", 0, start) % 2 == 1
 
 
 _EDGE = "`'\"()[]{}<>,.;:!?"

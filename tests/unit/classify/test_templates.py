@@ -1,0 +1,63 @@
+"""Issue 30, classifier 1.4.0: chat-template markers that are not `<|...|>` tokens, and artifacts that code or data
+shown in a fence quotes."""
+
+from __future__ import annotations
+
+import pytest
+
+from eval.classify import Context
+from eval.classify.messages import classify_message
+from tests.unit.classify.helpers import message
+
+
+def wild(msg: dict) -> list[str]:
+    """Classified as a pasted reply: every family, nothing assumed about tools."""
+    return classify_message(msg, Context.build("auto", tools_known=False))["labels"]
+
+
+TEMPLATE_LEAKS = [
+    "<s>[INST] <<SYS>>\nYou are helpful.\n<</SYS>>\n\nHi [/INST]",  # Llama 2
+    "Sure, here it is.[/INST]",
+    "The answer is 4.\n[INST] And 5?",
+    "[AVAILABLE_TOOLS] [] [/AVAILABLE_TOOLS]",  # Mistral v3 control tokens
+    "Done.[SYSTEM_PROMPT]",
+    "[gMASK]<|user|>hi",  # ChatGLM
+    "ok<reserved_106>next",  # Baichuan
+    "Hello<_end><_user>",  # TeleFLM
+    "ok]~b]ai\nhi[e~[",  # MiniMax M2
+    "<extra_id_1>User\nhi",  # Nemotron-4
+    "x = 1<fim_middle>",  # StarCoder FIM
+]
+
+
+@pytest.mark.parametrize("text", TEMPLATE_LEAKS)
+def test_template_markers_as_text(text):
+    assert "leaked_special_token" in wild(message(text))
+
+
+TEMPLATE_MENTIONS = [
+    "Wrap the prompt in [INST] and [/INST] tags.",
+    "Llama 2 uses `[INST]` and `<<SYS>>` markers.",
+    "```\n<s>[INST] {prompt} [/INST]\n```",
+    '```python\nprompt += f"[INST] {content} [/INST]"\n```',
+    'PATTERN = r"repository/(?P<_end>.*)$"',  # a regex's named group
+    "The `<|` prefix opens every special token.",
+]
+
+
+@pytest.mark.parametrize("text", TEMPLATE_MENTIONS)
+def test_template_markers_named_or_quoted_stay_clean(text):
+    assert wild(message(text)) == []
+
+
+def test_markup_in_a_string_literal_of_a_fence_is_code():
+    code = '```python\nprompts = ["<|start|>user<|message|>How to learn English?<|end|><|start|>assistant"]\n```'
+    assert wild(message(code)) == []
+    # The same markup emitted as text is a leak.
+    assert "leaked_tool_xml" in wild(message("<|start|>assistant<|channel|>commentary to=functions.x<|message|>{}"))
+
+
+def test_a_replacement_char_alone_in_a_fenced_literal_is_named():
+    assert wild(message('Partial bytes decode as:\n```json\n{"token": "\ufffd"}\n```')) == []
+    assert "replacement_char" in wild(message("```python\nprint('你好\ufffd')\n```"))
+    assert "replacement_char" in wild(message('The token "\ufffd" came back.'))

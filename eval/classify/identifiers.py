@@ -5,7 +5,8 @@ Decidable only where the context makes it so. A written identifier counts as cor
 the conversation so far, while an identifier of the same length, one substitution away, is present, and the
 substitution is one a model does not make on purpose:
   - a digit became a letter or a letter a digit (`kimi-k3` -> `kimi-kw`, `django` -> `djang0`), or
-  - a letter changed inside a directory of a long path (`django/db/models/query.py` -> `django/db/modals/...`).
+  - a letter changed inside a directory of a long path (`django/db/models/query.py` -> `django/db/modals/...`),
+    or dropped there, not at either end of the directory's name (`/media/data-mount/` -> `/media/data-ount/`).
 Never flagged, because that is how legitimate new identifiers look: digit-to-digit changes (`test_1` ->
 `test_2`), case changes, `-`/`_` swaps, a digit appended in place of a last letter (`bounds` -> `bound1`), a
 plural (`item1` -> `items`), a version wildcard (`4.2.1` -> `4.2.x`), a changed file name or extension
@@ -96,6 +97,13 @@ class IdentifierIndex:
                     for original in self.halves.get(key, ()):
                         if id_slip(original, written):
                             return original
+        elif b"/" in written:  # a letter dropped inside a directory of a long path (`data-mount/` -> `data-ount/`)
+            length = n + 1
+            h, tail = length // 2, length - length // 2
+            for key in ((length, 0, written[:h]), (length, 1, written[n - tail :])):
+                for original in self.halves.get(key, ()):
+                    if _path_drop(original, written):
+                        return original
         # A letter that became a digit (`django` -> `djang0`): the original may have no digit to index by.
         # Checked for a single digit only: the written token must otherwise be all letters and separators.
         digits = written.translate(None, _NOT_DIGITS)
@@ -122,6 +130,21 @@ def _corruption(original: bytes, written: bytes) -> bool:
         return not _deliberate(written, i, b)
     # A letter change only inside a directory of a long path: a new file beside an old one is legitimate.
     return a.isalpha() and len(original) >= MIN_PATH_LEN and 0 <= i < original.rfind(b"/")
+
+
+def _path_drop(original: bytes, written: bytes) -> bool:
+    """`written` is `original` (a long path) with one letter dropped inside a directory name, neither its first nor
+    its last character: `test/` beside `tests/` or `src/` beside `_src/` is how names vary, `data-ount/` is not."""
+    if len(original) < MIN_PATH_LEN or len(original) != len(written) + 1:
+        return False
+    i = 0
+    while i < len(written) and original[i] == written[i]:
+        i += 1
+    if original[i + 1 :] != written[i:] or not original[i : i + 1].isalpha():
+        return False
+    start = original.rfind(b"/", 0, i) + 1
+    end = original.find(b"/", i)
+    return end >= 0 and start < i < end - 1
 
 
 def _deliberate(written: bytes, i: int, new: str) -> bool:

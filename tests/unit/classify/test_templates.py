@@ -1,5 +1,5 @@
-"""Issue 30, classifier 1.4.0: chat-template markers that are not `<|...|>` tokens, and artifacts that code or data
-shown in a fence quotes."""
+"""Issue 30, classifier 1.4.0: chat-template markers that are not `<|...|>` tokens, a marker cut by the end of the
+reply, a letter dropped inside a directory of a path, and artifacts that code or data shown in a fence quotes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from eval.classify import Context
 from eval.classify.messages import classify_message
-from tests.unit.classify.helpers import message
+from tests.unit.classify.helpers import bash, classify, message
 
 
 def wild(msg: dict) -> list[str]:
@@ -27,6 +27,8 @@ TEMPLATE_LEAKS = [
     "ok]~b]ai\nhi[e~[",  # MiniMax M2
     "<extra_id_1>User\nhi",  # Nemotron-4
     "x = 1<fim_middle>",  # StarCoder FIM
+    "word[control_11] salad[control_234]",  # Mistral reserved control tokens
+    "Let me check the weather.<|tool_call",  # a marker cut by the end of the stream
 ]
 
 
@@ -61,3 +63,25 @@ def test_a_replacement_char_alone_in_a_fenced_literal_is_named():
     assert wild(message('Partial bytes decode as:\n```json\n{"token": "\ufffd"}\n```')) == []
     assert "replacement_char" in wild(message("```python\nprint('你好\ufffd')\n```"))
     assert "replacement_char" in wild(message('The token "\ufffd" came back.'))
+
+
+LS = "/media/data-mount/dir/project/etc/themes/base/widgets/date.js\nsrc/pkg/tests/test_models.py\n"
+
+
+def test_a_letter_dropped_inside_a_directory_of_a_path_is_found():
+    msg = message("", calls=[bash("cat /media/data-ount/dir/project/etc/themes/base/widgets/date.js")])
+    result = classify(dict(msg, prompt=[{"role": "tool", "content": LS}]))
+    assert "identifier_corruption" in result["labels"]
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "src/pkg/test/test_models.py",  # the last letter of a directory: test/ beside tests/
+        "src/pkg/ests/test_models.py",  # the first letter
+        "src/pkg/tests/test_model.py",  # the file name
+    ],
+)
+def test_names_that_vary_at_a_directory_edge_stay_clean(written):
+    msg = message("", calls=[bash(f"cat {written}")])
+    assert "identifier_corruption" not in classify(dict(msg, prompt=[{"role": "tool", "content": LS}]))["labels"]

@@ -4,7 +4,8 @@ The model: raw logits over `V` tokens depend on the last token and the position 
 request's temperature / top-k / top-p (seeded per request when a seed is given), answers `prompt_logprobs: -1` with
 the full raw log-distribution at every prompt position, and `logprobs: -1` with its decode-time one. `shift` re-
 creates a faulty rejection sampler: on odd output positions ("draft rows") `shift` of probability moves to the most
-likely token before sampling. Runs in a thread: `with ToySampler() as s: s.base_url`.
+likely token before sampling. `max_logprobs` re-creates vLLM's limit (default 20): more prompt logprobs than that
+(or -1, the whole vocabulary) get HTTP 400. Runs in a thread: `with ToySampler() as s: s.base_url`.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ def _sample_law(raw: np.ndarray, req: dict[str, Any]) -> np.ndarray:
 class ToySampler(ThreadedApp):
     name = "the toy sampler"
 
-    def __init__(self, shift: float = 0.0) -> None:
+    def __init__(self, shift: float = 0.0, max_logprobs: int = -1) -> None:
         super().__init__()
         self.shift = shift
+        self.max_logprobs = max_logprobs
 
     def _generate(self, req: dict[str, Any], prompt: list[int]) -> tuple[list[int], list[dict[str, float]]]:
         rng = np.random.default_rng(req.get("seed"))
@@ -73,6 +75,9 @@ class ToySampler(ThreadedApp):
         req = await request.json()
         prompt = [int(t) for t in req["prompt"]]
         if req.get("prompt_logprobs") is not None:
+            asked = int(req["prompt_logprobs"])
+            if self.max_logprobs >= 0 and (asked < 0 or asked > self.max_logprobs):
+                return web.json_response({"error": {"message": "too many prompt logprobs"}}, status=400)
             rows: list[Any] = [None]
             for i in range(1, len(prompt)):
                 raw = raw_logprobs(prompt[:i])

@@ -7,6 +7,9 @@ Two halves, because the fuzzer judges its records after the stacks are gone (eva
   ties) in `record.extra["sampled"]`. Re-scoring is teacher forcing in one prefill: on the cohort's own stack it
   is exact for bugs of the decode path (rejection sampler, draft rows, cached-prefix tails), since prompt
   logprobs never run speculative decoding; bugs of the model's own prefill need the reference stack's URL.
+  A server without `max_logprobs: -1` refuses the whole vocabulary (HTTP 400): the record is then re-scored with
+  vLLM's default limit, the top `FALLBACK_TOP` (20) per position, which still judges a top-k request with k <= 20
+  exactly and a T=1 request without masks through a 'rest' bucket; other settings are counted `inexact`, untested.
 - `SampledOracle` feeds those PITs (or, given `reference_url`, PITs it computes itself by re-scoring there) to one
   `SequentialTest` per cohort. Its Finding is `fail` on a support violation or once the e-process crosses
   1/alpha, `pass` once equivalence is shown, `inconclusive` before.
@@ -51,6 +54,7 @@ NEUTRAL = {
     "cache_salt",
 }
 EXTRA_KEY = "sampled"
+FALLBACK_TOP = 20  # vLLM's default max_logprobs: what a server started without `max_logprobs: -1` still answers
 
 
 def judgeable(params: dict[str, Any]) -> bool:
@@ -87,9 +91,26 @@ def judge_record(rec: ProbeRecord, raw: np.ndarray, seed: int = 0, support_slack
     return judge_draw(draw, raw, seed, support_slack, 0.0)
 
 
-def _vocab_of(plp: list[Any]) -> int:
+def _vocab_of(plp: list[Any], output: Sequence[int] = ()) -> int:
     ids = [int(str(t).removeprefix("token_id:")) for row in plp if row for t in row]
-    return max(ids) + 1
+    return max([*ids, *output]) + 1
+
+
+async def _rescore_one(http: httpx.AsyncClient, model: str, prompt: list[int], output: list[int]) -> np.ndarray:
+    """Raw logprobs of every output position: the whole vocabulary, or the top FALLBACK_TOP where the server refuses
+    it (HTTP 400: `max_logprobs` below the vocabulary)."""
+    for k in (-1, FALLBACK_TOP):
+        body = {"model": model, "prompt": prompt + output, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": k}
+        resp = await http.post("/v1/completions", json=body)
+        if resp.status_code == 400 and k == -1:
+            continue
+        if resp.status_code != 200:
+            raise ReferenceError(f"HTTP {resp.status_code}: {resp.text[:200]}")
+        plp = resp.json()["choices"][0].get("prompt_logprobs")
+        if not plp or len(plp) != len(prompt) + len(output):
+            raise ReferenceError("no prompt logprobs for every position")
+        return keep_top(logprob_matrix(plp, len(prompt), _vocab_of(plp, output)), k)
+    raise ReferenceError("unreachable")
 
 
 async def rescore_records(
@@ -100,23 +121,17 @@ async def rescore_records(
     support_slack: float = 1e-4,
     concurrency: int = 4,
 ) -> int:
-    """Re-score every judgeable sampled record on a live server (full vocabulary) and store its judgement in
-    `record.extra["sampled"]`; returns how many were judged. A failed re-scoring stores the error instead."""
+    """Re-score every judgeable sampled record on a live server (full vocabulary, else the top FALLBACK_TOP) and
+    store its judgement in `record.extra["sampled"]`; returns how many were judged. A failed re-scoring stores the
+    error instead."""
     todo = [r for r in records if _judgeable_record(r)]
     gate = asyncio.Semaphore(concurrency)
 
     async def one(http: httpx.AsyncClient, rec: ProbeRecord) -> None:
         prompt, output = list(rec.prompt_token_ids or []), list(rec.output_token_ids or [])
-        body = {"model": model, "prompt": prompt + output, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": -1}
         async with gate:
             try:
-                resp = await http.post("/v1/completions", json=body)
-                if resp.status_code != 200:
-                    raise ReferenceError(f"HTTP {resp.status_code}: {resp.text[:200]}")
-                plp = resp.json()["choices"][0].get("prompt_logprobs")
-                if not plp or len(plp) != len(prompt) + len(output):
-                    raise ReferenceError("no prompt logprobs (is max_logprobs -1 on the server?)")
-                raw = keep_top(logprob_matrix(plp, len(prompt), _vocab_of(plp)), -1)
+                raw = await _rescore_one(http, model, prompt, output)
             except (httpx.HTTPError, ReferenceError, KeyError, IndexError, ValueError) as e:
                 rec.extra[EXTRA_KEY] = {"error": f"{type(e).__name__}: {e}"[:300], "rescored_on": base_url}
                 return

@@ -63,6 +63,21 @@ def test_records_rescored_while_the_stack_is_up_are_judged_afterwards_per_cohort
     assert set(oracle.tests) == {"bad", "good"}
 
 
+def test_a_server_without_max_logprobs_minus_one_is_rescored_with_its_top_20() -> None:
+    """vLLM refuses prompt_logprobs -1 unless `max_logprobs: -1` (HTTP 400); the fallback re-scores with the top 20,
+    which judges T=1 requests through a 'rest' bucket, and still fails a shifted sampler and not a correct one."""
+    verdicts = {}
+    for name, shift in (("bad", 0.3), ("good", 0.0)):
+        with ToySampler(shift=shift, max_logprobs=20) as server:
+            recs = _records(server.base_url, 40)
+            assert asyncio.run(rescore_records(recs, server.base_url, "toy")) == 40
+        assert all("error" not in r.extra["sampled"] and r.extra["sampled"]["pits"] for r in recs)
+        oracle = SampledOracle()
+        verdicts[name] = {f.verdict for r in recs if (f := oracle.judge(None, r, None)) is not None}
+    assert "fail" in verdicts["bad"]
+    assert "fail" not in verdicts["good"]
+
+
 def test_requests_it_cannot_judge_get_no_stored_judgement() -> None:
     rec = ProbeRecord(probe_id="p", cohort="c", mode="fuzz", index=0, role="r0")
     rec.params, rec.prompt_token_ids, rec.output_token_ids = {"temperature": 0.0}, [1, 2], [3, 4]

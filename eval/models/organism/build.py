@@ -8,13 +8,20 @@ releases; another release can train different weights from the same seed (transf
 step 8 of seed 1). So the key holds the versions of the libraries that shape the weights (`WEIGHT_LIBRARIES`):
 an upgrade trains a new organism instead of reusing one that another stack made, and the marker records the
 whole environment (`training.environment`). locks/specqual.txt pins them (scripts/setup.sh installs it).
+
+The key names the LOCKED versions (`locked_versions`), so an organism trained by the locked stack and carried to a
+machine whose stack differs (an offline GPU node: torch 2.11+cu130) is found there under the same name instead of
+being trained again into other weights. Training happens under the locked key only when the installed versions are
+the locked ones; otherwise the directory is found or trained under the installed versions' key, with a warning.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
+import sys
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -100,6 +107,25 @@ def library_versions() -> dict[str, str]:
     return found
 
 
+LOCK_FILE = Path(__file__).resolve().parents[3] / "locks" / "specqual.txt"
+
+
+def locked_versions(lock: Path = LOCK_FILE) -> dict[str, str] | None:
+    """Each of `WEIGHT_LIBRARIES` as the project's lock pins it, or None without a lock that pins all of them
+    (specqual installed as a package, without the repository)."""
+    try:
+        text = lock.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    pins = {}
+    for name in WEIGHT_LIBRARIES:
+        m = re.search(rf"^{re.escape(name)}==(\S+)", text, flags=re.M)
+        if m is None:
+            return None
+        pins[name] = m.group(1)
+    return pins
+
+
 def cache_key(seed: int, opts: Organism, libraries: dict[str, str] | None = None) -> str:
     """The organism's directory name: generator, seed, options, template, prompt, task generator, and the library
     versions that shape the weights (`libraries`, default: the installed ones)."""
@@ -146,8 +172,32 @@ def declare_dtype(base: Path, tmp: Path, dtype: str) -> dict[str, Any]:
     return {**record, "declared_dtype": dtype, "weights_from": base.name}
 
 
+def organism_dir(out_dir: Path, seed: int, opts: Organism) -> Path:
+    """Where the organism lives: under the locked versions' key when that directory exists (trained here or
+    carried from a locked machine) or when this environment is the locked one; otherwise under the installed
+    versions' key (another stack trains other weights: it must not take the locked organism's name)."""
+    installed = library_versions()
+    locked = locked_versions()
+    if locked is None or locked == installed:
+        return out_dir / f"organism-{cache_key(seed, opts, installed)}"
+    carried = out_dir / f"organism-{cache_key(seed, opts, locked)}"
+    if (carried / DONE_MARKER).exists():
+        return carried
+    own = out_dir / f"organism-{cache_key(seed, opts, installed)}"
+    if not (own / DONE_MARKER).exists():
+        differ = ", ".join(f"{k} {installed[k]} (locked {locked[k]})" for k in locked if locked[k] != installed[k])
+        print(
+            f"organism: this environment is not the locked training stack ({differ}), and {carried.name} (the "
+            f"locked organism) is not in {out_dir}: training {own.name}, whose weights differ from the README's. "
+            "To serve the locked organism here, train it where locks/specqual.txt is installed (`specqual stack "
+            "model COHORT_FILE`) and copy its directory into this cache (MODELS_DIR on a GPU node).",
+            file=sys.stderr,
+        )
+    return own
+
+
 def train_once(out_dir: Path, seed: int, opts: Organism) -> Path:
-    target = out_dir / f"organism-{cache_key(seed, opts)}"
+    target = organism_dir(out_dir, seed, opts)
 
     def write(tmp: Path) -> dict[str, Any]:
         tokenizer = write_tokenizer(tmp, opts, seed)

@@ -200,3 +200,40 @@ def test_the_cache_key_holds_the_versions_of_the_libraries_that_shape_the_weight
     for name in build.WEIGHT_LIBRARIES:  # another release of any of them: another organism directory
         other = {**installed, name: installed[name] + ".other"}
         assert build.cache_key(0, opts, other) != build.cache_key(0, opts), name
+
+
+def test_a_carried_organism_of_the_locked_stack_is_found_on_a_machine_whose_stack_differs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An offline GPU node has torch 2.11+cu130, not the lock's: it must serve the organism carried from a locked
+    machine (its directory is named by the locked versions), and train its own only under another name."""
+    opts = build.Organism.from_options(TINY)
+    locked = build.locked_versions()
+    assert locked is not None and set(locked) == set(build.WEIGHT_LIBRARIES)  # the repository's lock pins all four
+    node = {**locked, "torch": "2.11.0+cu130"}
+    monkeypatch.setattr(build, "library_versions", lambda: node)
+    carried = tmp_path / f"organism-{build.cache_key(0, opts, locked)}"
+    own = tmp_path / f"organism-{build.cache_key(0, opts, node)}"
+    assert build.organism_dir(tmp_path, 0, opts) == own  # nothing carried: the node's own, with a warning
+    assert "torch 2.11.0+cu130 (locked " in capsys.readouterr().err
+    carried.mkdir()
+    (carried / build.DONE_MARKER).write_text("{}")
+    assert build.organism_dir(tmp_path, 0, opts) == carried
+    monkeypatch.setattr(build, "library_versions", lambda: dict(locked))  # the locked stack: its own key
+    assert build.organism_dir(tmp_path, 0, opts) == carried
+
+
+def test_locked_versions_reads_the_pins(tmp_path: Path) -> None:
+    lock = tmp_path / "lock.txt"
+    lock.write_text(
+        "numpy==2.4.6 \\\n    --hash=sha256:00\ntokenizers==0.23.3\ntorch==2.13.0+cpu\ntransformers==5.24.0\n"
+    )
+    assert build.locked_versions(lock) == {
+        "torch": "2.13.0+cpu",
+        "transformers": "5.24.0",
+        "tokenizers": "0.23.3",
+        "numpy": "2.4.6",
+    }
+    lock.write_text("torch==2.13.0+cpu\n")
+    assert build.locked_versions(lock) is None
+    assert build.locked_versions(tmp_path / "absent.txt") is None

@@ -21,8 +21,14 @@ from eval.classify.context import Context
 from eval.classify.model import MAX_SPANS, Span, ToolCall, Turn, span_at
 
 _BAD_KEY = re.compile(r"[=<>\s\"]")
-_STRAY_CLOSE = re.compile(r"</(?:parameter|function|tool_call)>")
-_NEXT_OPEN = re.compile(r"\s*(?:<(?:parameter|function)=|$)")
+# The closing tags of every XML-like call family the classifier knows: qwen3_coder (`</parameter>`, `</function>`,
+# `</tool_call>`), MiniMax / Anthropic-style invoke (`</invoke>`, `</function_calls>`), GLM (`</arg_key>`,
+# `</arg_value>`), Jamba (`</tool_calls>`). One that ends the value (only closing tags after it) or precedes the next
+# parameter's opening tag is the tail of the call markup, left in the value by a parser slip.
+_STRAY_CLOSE = re.compile(r"</(?:parameter|function|tool_call|invoke|function_calls|arg_key|arg_value|tool_calls)>")
+_NEXT_OPEN = re.compile(
+    r"\s*(?:<(?:parameter|function)=|<(?:parameter|invoke)\s+name=|<arg_key>|(?:</[a-z_:]{1,30}>\s*)*$)"
+)
 _QUOTES = "\"'`"
 
 
@@ -111,13 +117,17 @@ def _argument_problems(call: ToolCall, ctx: Context) -> list[Span]:
 def _stray_closing_tags(call: ToolCall, value: str) -> list[Span]:
     """A closing tag of the call markup that ends the value or precedes the next parameter: a parse slip.
 
-    Quoted tags are code (a parser's source, its tests) and stay clean.
+    Quoted tags are code (a parser's source, its tests) and tags that close an element opened in the value (an XML
+    file) stay clean.
     """
     spans = []
     for m in islice(_STRAY_CLOSE.finditer(value), MAX_SPANS):
         before = value[m.start() - 1] if m.start() else ""
         if before in _QUOTES and before:
             continue
+        name = m.group()[2:-1]
+        if f"<{name}>" in value[: m.start()] or f"<{name} " in value[: m.start()]:
+            continue  # it closes an element the value opened: an XML document, not a parser's leftover
         if _NEXT_OPEN.match(value, m.end()) is not None:
             spans.append(_locate(call, m.group(), "stray closing tag inside an argument value"))
     return spans

@@ -1,13 +1,14 @@
 """Issue 30, classifier 1.4.0: chat-template markers that are not `<|...|>` tokens, a marker cut by the end of the
-reply, a letter dropped inside a directory of a path, and artifacts that code or data shown in a fence quotes."""
+reply, a letter dropped inside a directory of a path, closing tags of every call family left at the end of an
+argument, and artifacts that code or data shown in a fence quotes."""
 
 from __future__ import annotations
 
 import pytest
 
-from eval.classify import Context
+from eval.classify import Context, ToolSpec
 from eval.classify.messages import classify_message
-from tests.unit.classify.helpers import bash, classify, message
+from tests.unit.classify.helpers import bash, call, classify, message
 
 
 def wild(msg: dict) -> list[str]:
@@ -85,3 +86,36 @@ def test_a_letter_dropped_inside_a_directory_of_a_path_is_found():
 def test_names_that_vary_at_a_directory_edge_stay_clean(written):
     msg = message("", calls=[bash(f"cat {written}")])
     assert "identifier_corruption" not in classify(dict(msg, prompt=[{"role": "tool", "content": LS}]))["labels"]
+
+
+WRITE = [ToolSpec("Write", ("file_path", "content"), ("file_path", "content"))]
+
+
+def write(content: str) -> list[str]:
+    msg = message("", calls=[call("Write", {"file_path": "PLAN.md", "content": content})])
+    return classify_message(msg, Context.build("auto", WRITE))["labels"]
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "\n</parameter>\n</function>",  # qwen3_coder
+        "\n</content>\n</invoke>",  # MiniMax / Anthropic-style invoke
+        "</arg_value>",  # GLM
+        "\n</tool_calls>",  # Jamba
+    ],
+)
+def test_closing_tags_of_every_family_left_at_the_end_of_an_argument(tail):
+    assert "malformed_tool_call" in write("# Plan\n\n- [ ] Wire the reviewer in." + tail)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "<calls><invoke>\n<x/>\n</invoke></calls>",  # an XML file whose element the value opened
+        's = "</invoke>"',  # a quoted tag in code
+        "</invoke> is the closing tag; then the next line.",
+    ],
+)
+def test_closing_tags_in_an_ordinary_file_stay_clean(content):
+    assert write(content) == []

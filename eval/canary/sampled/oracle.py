@@ -4,7 +4,7 @@ Two halves, because the fuzzer judges its records after the stacks are gone (eva
 - `rescore_records(records, base_url, model)` runs while a stack is up (the fuzz loop calls it after each case):
   for every judgeable sampled request it re-scores prompt + continuation with prompt logprobs on `base_url`,
   re-applies temperature / top-k / top-p and stores the per-token judgement (PITs, support violations, boundary
-  ties) in `record.extra["sampled"]`. Re-scoring is teacher forcing in one prefill: on the cohort's own stack it
+  ties) in `record.extra["sampled_pit"]`. Re-scoring is teacher forcing in one prefill: on the cohort's own stack it
   is exact for bugs of the decode path (rejection sampler, draft rows, cached-prefix tails), since prompt
   logprobs never run speculative decoding; bugs of the model's own prefill need the reference stack's URL.
   A server without `max_logprobs: -1` refuses the whole vocabulary (HTTP 400): the record is then re-scored with
@@ -53,7 +53,8 @@ NEUTRAL = {
     "n",
     "cache_salt",
 }
-EXTRA_KEY = "sampled"
+# Not "sampled": the fuzzer's records carry extra["sampled"], a bool (the request samples), which its oracles read.
+EXTRA_KEY = "sampled_pit"
 FALLBACK_TOP = 20  # vLLM's default max_logprobs: what a server started without `max_logprobs: -1` still answers
 
 
@@ -122,7 +123,7 @@ async def rescore_records(
     concurrency: int = 4,
 ) -> int:
     """Re-score every judgeable sampled record on a live server (full vocabulary, else the top FALLBACK_TOP) and
-    store its judgement in `record.extra["sampled"]`; returns how many were judged. A failed re-scoring stores the
+    store its judgement in `record.extra["sampled_pit"]`; returns how many were judged. A failed re-scoring stores the
     error instead."""
     todo = [r for r in records if _judgeable_record(r)]
     gate = asyncio.Semaphore(concurrency)
@@ -173,7 +174,7 @@ class SampledOracle:
 
     def _verdict(self, rec: ProbeRecord) -> dict[str, Any] | None:
         stored = rec.extra.get(EXTRA_KEY)
-        if stored is not None:
+        if isinstance(stored, dict):
             return None if "error" in stored else dict(stored)
         if self.reference_url is None or self.model is None or self.vocab is None or not _judgeable_record(rec):
             return None

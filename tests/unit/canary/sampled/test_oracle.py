@@ -7,7 +7,7 @@ import asyncio
 import httpx
 
 from eval.canary.records import ProbeRecord
-from eval.canary.sampled.oracle import SampledOracle, judgeable, rescore_records
+from eval.canary.sampled.oracle import EXTRA_KEY, SampledOracle, judgeable, rescore_records
 from tests.doubles.toy_sampler import ToySampler, V
 
 
@@ -51,7 +51,7 @@ def test_records_rescored_while_the_stack_is_up_are_judged_afterwards_per_cohort
             for r in recs[name]:
                 r.cohort = name
             assert asyncio.run(rescore_records(recs[name], server.base_url, "toy")) == 40
-    assert all("pits" in r.extra["sampled"] for rs in recs.values() for r in rs)
+    assert all("pits" in r.extra[EXTRA_KEY] for rs in recs.values() for r in rs)
     oracle = SampledOracle()  # no live reference: only the stored judgements
     verdicts: dict[str, set[str]] = {"bad": set(), "good": set()}
     for r in recs["bad"] + recs["good"]:  # interleaving cohorts does not mix their tests
@@ -71,18 +71,38 @@ def test_a_server_without_max_logprobs_minus_one_is_rescored_with_its_top_20() -
         with ToySampler(shift=shift, max_logprobs=20) as server:
             recs = _records(server.base_url, 40)
             assert asyncio.run(rescore_records(recs, server.base_url, "toy")) == 40
-        assert all("error" not in r.extra["sampled"] and r.extra["sampled"]["pits"] for r in recs)
+        assert all("error" not in r.extra[EXTRA_KEY] and r.extra[EXTRA_KEY]["pits"] for r in recs)
         oracle = SampledOracle()
         verdicts[name] = {f.verdict for r in recs if (f := oracle.judge(None, r, None)) is not None}
     assert "fail" in verdicts["bad"]
     assert "fail" not in verdicts["good"]
 
 
+def test_fuzz_records_keep_their_sampled_flag_and_are_judged_without_error() -> None:
+    """The fuzzer's records carry extra["sampled"] (a bool its own oracles read): the re-scoring stores its judgement
+    under a key of its own, and the oracle skips a greedy record flagged False instead of failing on it."""
+    with ToySampler(shift=0.3) as bad:
+        recs = _records(bad.base_url, 40)
+    greedy = ProbeRecord(probe_id="g", cohort="c", mode="fuzz", index=99, role="r0")
+    greedy.params, greedy.prompt_token_ids, greedy.output_token_ids = {"temperature": 0.0}, [1, 2], [3, 4]
+    greedy.extra["sampled"] = False
+    for r in recs:
+        r.extra["sampled"] = True
+    with ToySampler(shift=0.3) as bad:
+        asyncio.run(rescore_records([*recs, greedy], bad.base_url, "toy"))
+    assert all(r.extra["sampled"] is True and "pits" in r.extra[EXTRA_KEY] for r in recs)
+    assert greedy.extra["sampled"] is False and EXTRA_KEY not in greedy.extra
+    oracle = SampledOracle()
+    assert oracle.judge(None, greedy, None) is None
+    findings = [oracle.judge(None, r, None) for r in recs]
+    assert findings[-1] is not None and findings[-1].verdict == "fail"
+
+
 def test_requests_it_cannot_judge_get_no_stored_judgement() -> None:
     rec = ProbeRecord(probe_id="p", cohort="c", mode="fuzz", index=0, role="r0")
     rec.params, rec.prompt_token_ids, rec.output_token_ids = {"temperature": 0.0}, [1, 2], [3, 4]
     assert asyncio.run(rescore_records([rec], "http://127.0.0.1:9", "toy")) == 0
-    assert "sampled" not in rec.extra
+    assert EXTRA_KEY not in rec.extra
     assert SampledOracle().judge(None, rec, None) is None
 
 

@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_corpus.py --corpus PATH --misses   # a given corpus; list misses and alarms
     .venv/bin/python benchmarks/bench_corpus.py --real-text [DIR ...]   # false alarms on real code and languages
     .venv/bin/python benchmarks/bench_corpus.py --wild FILE [--split dev]  # held-out real replies (outside the repo)
+    .venv/bin/python benchmarks/bench_corpus.py --markers-in-code DIR ...  # code that handles template markers
 
 Prints, per split (dev: what the detectors were developed on; test: looked at once at the end; all), the
 corrupted replies detected (any label but `truncated`) with each label's recall, the clean turns flagged, and
@@ -92,6 +93,43 @@ def real_text(dirs: list[Path]) -> dict[str, Any]:
     return out
 
 
+def markers_in_code(dirs: list[Path]) -> dict[str, Any]:
+    """Hard negatives for the template markers of classifier 1.4 (`[INST]`, `<<SYS>>`, `[AVAILABLE_TOOLS]`,
+    `<extra_id_0>`, ...): the pieces of 3,000 characters of the `*.py`, `*.jinja` and `*.md` files under DIRs (a
+    vLLM environment: transformers, mistral_common, vLLM's parsers) that hold one, classified as replies, unfenced;
+    a piece counts as flagged when a `leaked_special_token` span is one of these markers."""
+    import re
+
+    from eval.classify.context import Context
+    from eval.classify.messages import classify_exchange, parse_exchange
+    from eval.classify.special import CUT_MARKER, TEMPLATE
+
+    marker = re.compile(f"{TEMPLATE}|{CUT_MARKER}")
+    files = sorted({f for d in dirs for ext in ("py", "jinja", "md") for f in d.rglob(f"*.{ext}") if f.is_file()})
+    pieces = 0
+    flagged: list[str] = []
+    for f in files:
+        if f.stat().st_size > 2_000_000:
+            continue
+        for piece in _chunks(f.read_text(encoding="utf-8", errors="replace")):
+            if not marker.search(piece):
+                continue
+            pieces += 1
+            out = classify_exchange(
+                parse_exchange({"role": "assistant", "content": piece}), Context.build(tools_known=False)
+            )
+            hits = [
+                e
+                for e in out["evidence"]
+                if e["label"] == "leaked_special_token" and marker.fullmatch(e["text"].strip())
+            ]
+            if hits:
+                flagged.append(
+                    f"{f.name}: {hits[0]['text']!r} in {piece[max(0, hits[0]['start'] - 60) : hits[0]['end'] + 30]!r}"
+                )
+    return {"files": len(files), "pieces_with_a_marker": pieces, "flagged": len(flagged), "examples": flagged[:20]}
+
+
 def wild(path: Path, split: str | None) -> dict[str, Any]:
     """Replies of real corruption and real clean text kept outside the repository (third-party text), one JSON
     object a line: `id`, `source` (URL), `split` (`dev` or `heldout`, fixed when the row was collected),
@@ -140,10 +178,16 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="list the missed rows and the flagged clean turns")
     parser.add_argument("--real-text", nargs="*", type=Path, default=None, metavar="DIR", help=real_text.__doc__)
     parser.add_argument("--wild", type=Path, default=None, metavar="FILE", help=wild.__doc__)
+    parser.add_argument(
+        "--markers-in-code", nargs="+", type=Path, default=None, metavar="DIR", help=markers_in_code.__doc__
+    )
     parser.add_argument("--split", default=None, help="with --wild: only this split (dev, heldout)")
     args = parser.parse_args()
     if args.wild is not None:
         print(json.dumps(wild(args.wild, args.split), indent=2, ensure_ascii=False))
+        return 0
+    if args.markers_in_code is not None:
+        print(json.dumps(markers_in_code(args.markers_in_code), indent=2, ensure_ascii=False))
         return 0
     if args.real_text is not None:
         print(json.dumps(real_text(args.real_text), indent=2, ensure_ascii=False))

@@ -20,16 +20,16 @@ from eval.classify.formats import any_marker
 from eval.classify.markup import _copied, _in_code_or_quotes, _in_inline_code, mentioned
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
-_TEMPLATE = (
+TEMPLATE = (
     r"\[/?INST\]|<</?SYS>>"
     r"|\[/?(?:SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CONTENT)\]"
     r"|\[gMASK\]|<reserved_\d{1,4}>|<_(?:user|bot|end|system)>"
     r"|<(?:beginning|end)_of_sentence>|\]~!b\[|\]~b\]|\[e~\["
     r"|<seed:(?:bos|eos)>|<extra_id_\d{1,3}>|<fim_(?:prefix|middle|suffix|pad)>"
     r"|\[control_\d{1,4}\]"  # Mistral's reserved control tokens (v3 and Tekken vocabularies)
-    # A token cut by the end of the reply: the stream stopped inside a marker (`...<|tool_call`, `<|im_end|`).
-    r"|<\|[A-Za-z][A-Za-z0-9_]{1,30}\|?\s*\Z"
 )
+# A token cut by the end of the reply: the stream stopped inside a marker (`...<|tool_call`, `<|im_end|`).
+CUT_MARKER = r"<\|[A-Za-z][A-Za-z0-9_]{1,30}\|?\s*\Z"
 _TOKEN = re.compile(
     r"<\|[A-Za-z][A-Za-z0-9_]{1,30}\|>"  # <|im_end|>, <|endoftext|>, <|eot_id|>, <|EOT|>, <|end|>, <|user|>
     r"|<｜[^｜<>\n]{1,40}｜>"  # <｜end▁of▁sentence｜>, <｜Assistant｜>
@@ -39,9 +39,9 @@ _TOKEN = re.compile(
     # Llama 2 / Mistral instructions, Mistral's control tokens (v3, Tekken), ChatGLM, Baichuan, TeleFLM,
     # MiniMax (M1 and M2), Seed-OSS, Nemotron-4 / T5 sentinels, StarCoder's fill-in-the-middle tokens.
     # (`<sop>`, `<file_sep>`, `<repo_name>` are left out: ordinary tags and regex groups look the same.)
-    rf"|{_TEMPLATE}"
+    rf"|{TEMPLATE}|{CUT_MARKER}"
 )
-_FAST = re.compile(rf"<\||<｜|_of_turn>|<(?:pad|unk|eos|bos|mask)>|\[(?:PAD|UNK)\]|</s>|<s><s>|{_TEMPLATE}")
+_FAST = re.compile(rf"<\||<｜|_of_turn>|<(?:pad|unk|eos|bos|mask)>|\[(?:PAD|UNK)\]|</s>|<s><s>|{TEMPLATE}")
 _TOOL_TOKENS = any_marker("auto")
 
 

@@ -92,11 +92,11 @@ def decide(
         _bad(str(e))
         return
     if as_json:
-        typer.echo(json.dumps(result, indent=1))
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=1))
         return
-    for name, c in result["comparisons"].items():
-        at = f" at instance {c['decided_at']}" if c["decided_at"] else ""
-        typer.echo(f"{c['decision']:<12} {name} vs {c['control']}{at} ({c['prefix']} of {c['planned']} complete)")
+    for name, c in result.comparisons.items():
+        at = f" at instance {c.decided_at}" if c.decided_at else ""
+        typer.echo(f"{c.decision:<12} {name} vs {c.control}{at} ({c.prefix} of {c.planned} complete)")
 
 
 @app.command("plan-cost")

@@ -10,16 +10,14 @@ instances in a fixed order: a resumed run, or the final report, reaches the same
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
 from analysis import sequential
 from analysis.load import RunData
 from analysis.summary import DEFAULT_POLICY, planned_order
+from store.decisions import Comparison, Decisions
 
-SCHEMA_VERSION = 1
 DONE = ("resolved", "unresolved", "infra")
 
 
@@ -47,31 +45,31 @@ def prefix_differences(units: pd.DataFrame, cohort: str, control: str, ids: list
     return np.asarray(d, dtype=float)
 
 
-def decisions(run: RunData) -> dict[str, Any]:
+def decisions(run: RunData) -> Decisions:
     """The decision of every comparison on its complete prefix (the JSON `decide --json` prints)."""
     ids, repeats = planned_order(run), repeats_of(run)
-    out: dict[str, Any] = {}
+    out: dict[str, Comparison] = {}
     for name in run.cohort_names:
         meta = run.cohort_meta(name)
-        control = meta.get("control")
+        control = meta.control
         if not control or control not in run.cohort_names:
             continue
-        policy = {**DEFAULT_POLICY, **(meta.get("policy") or {})}
+        policy = {**DEFAULT_POLICY, **(meta.policy or {})}
         margin, alpha = float(policy["non_inferiority_margin"]), float(policy["alpha"])
         d = prefix_differences(run.units, name, control, ids, repeats) if len(run.units) else np.zeros(0)
         o = sequential.monitor(d, sequential.Design(margin, alpha))
         if o.decision != "INCONCLUSIVE":  # bounds where it was decided: the same however far the run went on
             o = sequential.monitor(d[: o.instances], sequential.Design(margin, alpha))
-        out[name] = {
-            "control": control,
-            "decision": o.decision,
-            "decided_at": o.instances if o.decision != "INCONCLUSIVE" else None,
-            "prefix": int(d.size),
-            "planned": len(ids),
-            "estimate": None if np.isnan(o.estimate) else o.estimate,
-            "lower": o.lower,
-            "upper": o.upper,
-            "margin": margin,
-            "alpha": alpha,
-        }
-    return {"schema_version": SCHEMA_VERSION, "method": sequential.METHOD, "repeats": repeats, "comparisons": out}
+        out[name] = Comparison(
+            control=control,
+            decision=o.decision,
+            decided_at=o.instances if o.decision != "INCONCLUSIVE" else None,
+            prefix=int(d.size),
+            planned=len(ids),
+            estimate=None if np.isnan(o.estimate) else o.estimate,
+            lower=o.lower,
+            upper=o.upper,
+            margin=margin,
+            alpha=alpha,
+        )
+    return Decisions(method=sequential.METHOD, repeats=repeats, comparisons=out)

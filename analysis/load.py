@@ -17,10 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel
 
 from analysis import columns as C
 from store.atomic import read_json_object as read_json
-from store.atomic import read_jsonl
+from store.layout import COHORT_JSON, GRADE, LABELS, METRICS, STACK_JSON, TRAJECTORY, VERDICT
+from store.record_io import read_record, read_records
+from store.records import CohortRecord, MetricsSnapshot
+from store.stack_records import StackRecord
+from store.unit_records import GradeRecord, LabelsRecord, TrajectoryLine, VerdictRecord
 
 
 class NotARunError(ValueError):
@@ -56,20 +61,28 @@ class RunData:
     def cohorts(self) -> pd.DataFrame:
         rows = []
         for name in self.cohort_names:
-            files = {"cohort.json": read_json(self.path / name / "cohort.json"), "stack.json": self._stack(name)}
+            cohort = read_record(self.path / name / COHORT_JSON, CohortRecord)
+            files = {COHORT_JSON: _dumped(cohort), STACK_JSON: _dumped(self._stack(name))}
             row = _row(C.COHORTS, files)
             row["cohort"] = row["cohort"] or name
             rows.append(row)
         return pd.DataFrame(rows, columns=C.names(C.COHORTS), dtype=object)
 
-    def _stack(self, cohort: str) -> dict[str, Any] | None:
+    def _stack(self, cohort: str) -> StackRecord | None:
         """stack.json, or the latest stack-<n>.json of a relaunched stack, or None when not recorded."""
         cdir = self.path / cohort
         relaunched = sorted(cdir.glob("stack-*.json"), key=lambda p: p.stem)
-        return read_json(relaunched[-1]) if relaunched else read_json(cdir / "stack.json")
+        return read_record(relaunched[-1] if relaunched else cdir / STACK_JSON, StackRecord)
 
-    def cohort_meta(self, cohort: str) -> dict[str, Any]:
-        return read_json(self.path / cohort / "cohort.json") or {"name": cohort}
+    def cohort_meta(self, cohort: str) -> CohortRecord:
+        """cohort.json, or a record that knows only the name (missing or unreadable)."""
+        found = read_record(self.path / cohort / COHORT_JSON, CohortRecord)
+        if found is not None:
+            return found
+        return CohortRecord(
+            name=cohort, label=cohort, factors={}, factor_labels={}, columns={}, control=None, policy=None,
+            speculative_config=None, build=None, topology=None, tool_call_parser=None, gpus=None, commands=[],
+        )  # fmt: skip
 
     def unit_dirs(self, cohort: str) -> list[Path]:
         return sorted(p.parent for p in (self.path / cohort / "units").glob("*/r*/verdict.json"))
@@ -85,7 +98,8 @@ class RunData:
         return frame.astype({"repeat": "Int64", "turns": "Int64"}) if len(frame) else frame
 
     def _unit_row(self, cohort: str, udir: Path) -> dict[str, Any]:
-        files = {name: read_json(udir / name) for name in ("verdict.json", "grade.json", "labels.json")}
+        typed: dict[str, type[BaseModel]] = {VERDICT: VerdictRecord, GRADE: GradeRecord, LABELS: LabelsRecord}
+        files = {name: _dumped(read_record(udir / name, cls)) for name, cls in typed.items()}
         row = {"cohort": cohort, **_row(C.UNITS, files)}
         row["instance_id"] = row["instance_id"] or udir.parent.name
         row["unit_dir"] = str(udir.relative_to(self.path))
@@ -110,16 +124,16 @@ class RunData:
 
     def unit_turns(self, cohort: str, udir: Path, instance_id: str | None = None) -> list[dict[str, Any]]:
         """The turn rows of one unit, with the labels and evidence of labels.json joined on `turn`."""
-        labels = read_json(udir / "labels.json") or {}
-        by_turn = {t.get("turn"): t for t in labels.get("turns") or [] if isinstance(t, dict)}
+        labels = read_record(udir / LABELS, LabelsRecord)
+        by_turn = {t.turn: t for t in labels.turns} if labels is not None else {}
         rows = []
-        for rec in read_jsonl(udir / "trajectory.jsonl"):
+        for rec in read_records(udir / TRAJECTORY, TrajectoryLine):
             row: dict[str, Any] = {"cohort": cohort, "instance_id": instance_id or udir.parent.name}
             row["repeat"] = _repeat(udir)
-            row.update(_row(C.TURNS, {"trajectory.jsonl": rec}))
-            lab = by_turn.get(rec.get("turn"), {})
-            row["labels"] = list(lab.get("labels") or [])
-            row["evidence"] = list(lab.get("evidence") or [])
+            row.update(_row(C.TURNS, {TRAJECTORY: rec.model_dump(mode="json")}))
+            lab = by_turn.get(rec.turn)
+            row["labels"] = list(lab.labels) if lab else []
+            row["evidence"] = [e.model_dump(mode="json", exclude_none=True) for e in lab.evidence] if lab else []
             rows.append(row)
         return rows
 
@@ -137,9 +151,14 @@ class RunData:
     def metrics(self) -> pd.DataFrame:
         rows = []
         for cohort in self.cohort_names:
-            for rec in read_jsonl(self.path / cohort / "metrics.jsonl"):
-                rows.append({"cohort": cohort, **_row(C.METRICS, {"metrics.jsonl": rec})})
+            for rec in read_records(self.path / cohort / METRICS, MetricsSnapshot):
+                rows.append({"cohort": cohort, **_row(C.METRICS, {METRICS: rec.model_dump(mode="json")})})
         return pd.DataFrame(rows, columns=["cohort", *C.names(C.METRICS)])
+
+
+def _dumped(record: BaseModel | None) -> dict[str, Any] | None:
+    """A typed record as the column table reads it (analysis.columns picks by JSON path)."""
+    return record.model_dump(mode="json") if record is not None else None
 
 
 def _repeat(udir: Path) -> int | None:

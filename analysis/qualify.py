@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from analysis import corruption, sequential, verdict
 from analysis.load import RunData, load_run
 from analysis.paired import PairedComparison, compare
 from analysis.summary import CohortSummary, counted_units, summarize
+from store.layout import SCHEMA_VERSION
+from store.report_records import CohortResult, ProbeCounts, ReportSummary
 
-SUMMARY_SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = SCHEMA_VERSION
 
 
 @dataclass
@@ -59,33 +60,33 @@ def analyze(path: Path | str | RunData) -> Analysis:
     return Analysis(run, summaries, comparisons)
 
 
-def summary_json(result: Analysis) -> dict[str, Any]:
+def summary_json(result: Analysis) -> ReportSummary:
     """The machine-readable summary (`summary.json`); fields a workload did not produce are null."""
     cohorts = {}
     for name, s in result.summaries.items():
-        cohorts[name] = {
-            "label": s.label,
-            "factors": s.factors,
-            "control": s.control,
-            "units": s.units,
-            "resolved": s.resolved,
-            "graded": s.graded,
-            "accuracy": s.accuracy,
-            "ci95": list(s.ci95) if s.ci95 else None,
-            "infra_failures": s.infra_failures,
-            "corrupted_trajectories": s.corrupted_trajectories,
-            "labels": s.labels,
-            "probes": None
-            if s.probes_total is None
-            else {"total": s.probes_total, "compared": s.probes_compared, "diverged": s.probes_diverged},
-            "acceptance": s.acceptance,
-            "verdict": s.verdict,
-            "reason": s.reason,
-        }
-    return {
-        "schema_version": SUMMARY_SCHEMA_VERSION,
-        "run_id": result.run.meta.get("run_id"),
-        "ci_method": "cluster bootstrap over instances (percentile)",
-        "decision_method": sequential.METHOD,
-        "cohorts": cohorts,
-    }
+        probes = None
+        if s.probes_total is not None:
+            probes = ProbeCounts(total=s.probes_total, compared=s.probes_compared, diverged=s.probes_diverged)
+        cohorts[name] = CohortResult(
+            label=s.label,
+            factors=s.factors,
+            control=s.control,
+            units=s.units,
+            resolved=s.resolved,
+            graded=s.graded,
+            accuracy=s.accuracy,
+            ci95=list(s.ci95) if s.ci95 else None,
+            infra_failures=s.infra_failures,
+            corrupted_trajectories=s.corrupted_trajectories,
+            labels=s.labels,
+            probes=probes,
+            acceptance=s.acceptance,
+            verdict=s.verdict,
+            reason=s.reason,
+        )
+    return ReportSummary(
+        run_id=result.run.meta.get("run_id"),
+        ci_method="cluster bootstrap over instances (percentile)",
+        decision_method=sequential.METHOD,
+        cohorts=cohorts,
+    )

@@ -12,7 +12,8 @@ from pathlib import Path
 from analysis import plots, sections, uptime
 from analysis.document import Block, to_html, to_markdown
 from analysis.qualify import Analysis, analyze, summary_json
-from store.atomic import atomic_write_json, atomic_write_text
+from store.atomic import atomic_write_text
+from store.record_io import write_record
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def write_report(run_dir: Path | str, out: Path | str | None = None) -> tuple[An
                         [out_dir / "plots" / name for name in made.values()])  # fmt: skip
     atomic_write_text(files.markdown, to_markdown(blocks))
     atomic_write_text(files.html, to_html(blocks, title, out_dir))
-    atomic_write_json(files.summary, summary_json(result))
+    write_record(files.summary, summary_json(result))
     return result, files
 
 

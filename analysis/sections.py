@@ -232,7 +232,7 @@ def provenance(result: Analysis) -> list[Block]:
             f"torch {row.torch}; GPUs: {gpus}; host {row.stack_host}; launched {row.launched_at}",
             f"speculative config: `{json.dumps(row.speculative_config)}`",
         ]
-        commands = result.run.cohort_meta(str(row.cohort)).get("commands") or []
+        commands = result.run.cohort_meta(str(row.cohort)).commands
         blocks.append(Bullets(items))
         if commands:
             blocks.append(Code("\n".join(str(c) for c in commands)))

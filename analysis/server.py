@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from store.atomic import read_jsonl
+from store.layout import SERVER_EVENTS
+from store.record_io import read_records
+from store.stack_records import ServerEvent
 
-EVENTS_FILE = "server_events.jsonl"
+EVENTS_FILE = SERVER_EVENTS
 
 
 @dataclass
@@ -38,15 +40,15 @@ def last_line(tail: object, limit: int = 200) -> str | None:
 
 def server_health(cohort_dir: Path) -> ServerHealth | None:
     """Counts over every launch of the cohort's stack; None when no server died (or nothing was recorded)."""
-    events = [e for e in read_jsonl(cohort_dir / EVENTS_FILE) if isinstance(e.get("event"), str)]
+    events = read_records(cohort_dir / EVENTS_FILE, ServerEvent)
     if not events:
         return None
-    gave_up = [e for e in events if e["event"] == "gave_up"]
+    gave_up = [e for e in events if e.event == "gave_up"]
     last = gave_up[-1] if gave_up else None
     return ServerHealth(
-        deaths=sum(e["event"] == "died" for e in events),
-        restarts=sum(e["event"] == "restarted" for e in events),
+        deaths=sum(e.event == "died" for e in events),
+        restarts=sum(e.event == "restarted" for e in events),
         gave_up=last is not None,
-        max_restarts=last.get("max_restarts") if last else events[-1].get("max_restarts"),
-        last_log=last_line(last.get("log_tail")) if last else None,
+        max_restarts=last.max_restarts if last else events[-1].max_restarts,
+        last_log=last_line(last.log_tail) if last else None,
     )

@@ -18,6 +18,11 @@ from analysis.server import ServerHealth, server_health
 from store import order
 from store.acceptance import acceptance as store_acceptance
 from store.atomic import read_json_object as read_json
+from store.canary_records import CanarySummary
+from store.layout import CANARY_JSON, EARLY_STOP, INSTANCES
+from store.record_io import read_record
+from store.records import InstanceOrder
+from store.unit_records import EarlyStopRecord
 
 DEFAULT_POLICY = {
     "non_inferiority_margin": 0.03,
@@ -49,7 +54,7 @@ class CohortSummary:
     corrupted_trajectories: int | None = None
     control_corruption_rate: float | None = None  # the control's, set where both were classified (analysis.qualify)
     corruption_test: CorruptionTest | None = None  # the corruption decision's test (analysis.qualify)
-    early_stop: dict[str, Any] | None = None  # <cohort>/early_stop.json: the run stopped its rollouts here
+    early_stop: EarlyStopRecord | None = None  # <cohort>/early_stop.json: the run stopped its rollouts here
     after_stop_units: int = 0  # units that finished after the early stop's decision (in flight then): not counted
     labels: dict[str, int] | None = None
     probes_total: int | None = None
@@ -93,15 +98,15 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
         meta = run.cohort_meta(name)
         s = CohortSummary(
             name=name,
-            label=meta.get("label") or name,
-            factors=dict(meta.get("factors") or {}),
-            factor_labels=dict(meta.get("factor_labels") or {}),
-            columns=dict(meta.get("columns") or {}),
-            control=meta.get("control"),
-            policy={**DEFAULT_POLICY, **(meta.get("policy") or {})},
-            workloads=list(meta["workloads"]) if isinstance(meta.get("workloads"), list) else None,
+            label=meta.label or name,
+            factors=dict(meta.factors),
+            factor_labels=dict(meta.factor_labels),
+            columns=dict(meta.columns),
+            control=meta.control,
+            policy={**DEFAULT_POLICY, **(meta.policy or {})},
+            workloads=list(meta.workloads) if meta.workloads is not None else None,
         )
-        s.early_stop = read_json(run.path / name / "early_stop.json")
+        s.early_stop = read_record(run.path / name / EARLY_STOP, EarlyStopRecord)
         units = run.units
         decided = decided_instances(run, s.early_stop) if len(units) else None
         if decided is not None:
@@ -111,11 +116,11 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
             units = units[keep]
         _add_units(s, units)
         _add_probes(s, run.probes)
-        canary = read_json(run.path / name / "canary.json") if s.probes_total else None
+        canary = read_record(run.path / name / CANARY_JSON, CanarySummary) if s.probes_total else None
         if canary and s.probes_infra:
-            s.server_error = canary.get("server_error")
-        if canary and canary.get("verdict") == "inconclusive":  # blind is not clean (eval/canary/results.py)
-            s.canary_blind = str(canary.get("reason") or "the canary did not exercise what it vouches for")
+            s.server_error = canary.server_error
+        if canary and canary.verdict == "inconclusive":  # blind is not clean (eval/canary/results.py)
+            s.canary_blind = canary.reason or "the canary did not exercise what it vouches for"
         s.uptime = read_json(run.path / name / "uptime.json")
         s.acceptance = acceptance(run.metrics, name)
         s.server = server_health(run.path / name)
@@ -125,23 +130,22 @@ def summarize(run: RunData) -> dict[str, CohortSummary]:
 
 def planned_order(run: RunData) -> list[str]:
     """The run's instance order: instances.json (written by the pipeline) or the ids seen so far."""
-    recorded = read_json(run.path / "instances.json")
-    if recorded and isinstance(recorded.get("instances"), list):
-        return [str(i) for i in recorded["instances"]]
+    recorded = read_record(run.path / INSTANCES, InstanceOrder)
+    if recorded is not None:
+        return recorded.instances
     return order.ordered(run.units["instance_id"].unique()) if len(run.units) else []
 
 
-def decided_instances(run: RunData, early_stop: dict[str, Any] | None) -> list[str] | None:
+def decided_instances(run: RunData, early_stop: EarlyStopRecord | None) -> list[str] | None:
     """The instances an early-stopped cohort was decided on: the first `decided_at` of the run's order.
 
     Units of later instances were in flight when the decision came; how many of them finish depends on timing,
     so counting them would make the table differ from machine to machine (0/13 on one, 0/17 on another for the
     same decision at instance 9). None when the cohort was not stopped early.
     """
-    at = (early_stop or {}).get("decided_at")
-    if not isinstance(at, int) or at <= 0:
+    if early_stop is None or early_stop.decided_at <= 0:
         return None
-    return planned_order(run)[:at]
+    return planned_order(run)[: early_stop.decided_at]
 
 
 def counted_units(run: RunData, summaries: dict[str, CohortSummary]) -> pd.DataFrame:

@@ -25,13 +25,12 @@ The rule (written into every report):
 
 from __future__ import annotations
 
-from typing import Any
-
 from analysis import fmt, planning
 from analysis.fmt import pct
 from analysis.paired import PairedComparison
 from analysis.summary import CohortSummary
 from analysis.uptime_evidence import evidence as uptime_evidence
+from store.unit_records import EarlyStopRecord
 
 RULE = __doc__.split("The rule (written into every report):\n", 1)[1] if __doc__ else ""
 
@@ -96,14 +95,12 @@ def _corruption(s: CohortSummary, fails: list[str], notes: list[str], missing: l
         notes.append(f"{msg} <= {limit}")
 
 
-def stop_sentence(early_stop: dict[str, Any]) -> str:
+def stop_sentence(early_stop: EarlyStopRecord) -> str:
     """Where a run stopped a cohort's rollouts (its `early_stop.json`), without bounds: the accuracy sentence
     quotes the drop's one confidence sequence, over everything graded (the stop's own record quotes the bounds
     of the moment it asked, which differ once the units in flight are graded)."""
-    decision, at, of = early_stop.get("decision"), early_stop.get("decided_at"), early_stop.get("planned")
-    if decision and at and of:
-        return f"{decision} decided at instance {at} of {of} in the shared order"
-    return str(decision or "decided")
+    s = early_stop
+    return f"{s.decision} decided at instance {s.decided_at} of {s.planned} in the shared order"
 
 
 def _accuracy(s: CohortSummary, cmp: PairedComparison | None, fails: list[str], notes: list[str], missing: list[str]):

@@ -66,7 +66,9 @@ class RunRecord(BaseModel):
     schema_version: int = Field(SCHEMA_VERSION, description="Version of the results-directory schema.")
     run_id: str = Field(description="The run directory's name.")
     name: str = Field(description="The cohort file's `name`.")
-    spec_hash: str = Field(description="sha256 over everything that can change what a model outputs (resume key).")
+    spec_hash: str | None = Field(
+        description="sha256 over everything that can change what a model outputs (resume key); null: imported."
+    )
     spec: dict[str, Any] = Field(description="The effective cohort file, secrets redacted.")
     sources: list[str] = Field(description="Cohort files and overrides in the order they were merged.")
     base_dir: str = Field(description="Directory relative paths of the cohort file resolve against.")
@@ -92,14 +94,19 @@ class CohortRecord(BaseModel):
     factor_labels: dict[str, str] = Field(description="Factor name -> value label.")
     columns: dict[str, Any] = Field(description="Report column titles of the cohort's factors.")
     control: str | None = Field(description="The cohort's control, if it is compared.")
-    policy: dict[str, Any] = Field(description="The verdict thresholds.")
+    policy: dict[str, Any] | None = Field(description="The verdict thresholds (null: an imported cohort).")
     speculative_config: dict[str, Any] | None = Field(description="--speculative-config; null: speculation off.")
-    build: dict[str, Any] = Field(description="The vLLM build (source and patches).")
-    env: dict[str, str] = Field(description="Server environment, secrets redacted.")
-    topology: dict[str, Any] = Field(description="Single server or prefill/decode workers.")
-    model: str = Field(description="Name of the cohort's model in the cohort file.")
-    served_name: str = Field(description="Model name the server answers to.")
-    workloads: list[str] = Field(description="Workloads the cohort runs.")
+    build: dict[str, Any] | None = Field(description="The vLLM build (source and patches); null: imported.")
+    env: dict[str, str] = Field(default_factory=dict, description="Server environment, secrets redacted.")
+    topology: dict[str, Any] | None = Field(description="Single server or prefill/decode workers; null: imported.")
+    model: str | None = Field(None, description="Name of the cohort's model in the cohort file (older runs: null).")
+    served_name: str | None = Field(None, description="Model name the server answers to (older runs: null).")
+    workloads: list[str] | None = Field(None, description="Workloads the cohort runs (older runs: null).")
     tool_call_parser: str | None = Field(description="--tool-call-parser of the server.")
-    gpus: int = Field(description="GPUs the stack uses.")
+    gpus: int | None = Field(description="GPUs the stack uses (null: an imported cohort).")
     commands: list[str] = Field(description="The launch command lines, secrets redacted.")
+    imported_from: str | None = Field(None, description="The format of an imported cohort (specqual import).")
+
+    def record(self) -> dict[str, Any]:
+        """The JSON object; `imported_from` only on an imported cohort."""
+        return self.model_dump(mode="json", exclude={"imported_from"} if self.imported_from is None else set())

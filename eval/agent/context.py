@@ -14,8 +14,9 @@ from eval.agent.client import ClientConfig
 from eval.agent.errors import InfraError
 from eval.protocols import ExecResult, Sandbox
 from eval.spec.models import AgentSpec
+from store.unit_records import TrajectoryLine
 
-Record = Callable[[dict[str, Any]], None]
+Record = Callable[[TrajectoryLine], None]
 T = TypeVar("T")
 
 

@@ -16,7 +16,7 @@ from eval.agent.errors import ContextLengthError, InfraError
 from eval.agent.feedback import FeedbackPolicy
 from eval.agent.tools import check_call, format_observation
 from eval.protocols import Sandbox, Task
-from eval.store.run import SCHEMA_VERSION
+from store.unit_records import TrajectoryLine
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a software engineer fixing an issue in a repository. Use the `bash` tool to inspect files, edit "
@@ -68,15 +68,11 @@ def assistant_message(reply: ModelReply) -> dict[str, Any]:
     return message
 
 
-def line(turn: int, reply: ModelReply | None, step: Step | None, error: str | None = None) -> dict[str, Any]:
-    """One trajectory.jsonl line (results/README.md)."""
-    empty = dict.fromkeys(
-        ("request_id", "server", "latency_s", "finish_reason", "content", "reasoning_content", "tool_calls"), None
-    )
-    fields = reply.record() if reply is not None else {**empty, "token_ids": None, "prompt_token_ids": None}
-    fields.setdefault("usage", None)
-    feedback = step.line_fields() if step is not None else {"observation": None, "feedback": None}
-    return {"schema_version": SCHEMA_VERSION, "turn": turn, **fields, **feedback, "error": error}
+def line(turn: int, reply: ModelReply | None, step: Step | None, error: str | None = None) -> TrajectoryLine:
+    """One trajectory.jsonl line (results/README.md); a failed request has only `turn` and `error`."""
+    fields = reply.record() if reply is not None else {}
+    feedback = step.line_fields() if step is not None else {}
+    return TrajectoryLine(turn=turn, **fields, **feedback, error=error)
 
 
 class ToolCallAgent:

@@ -58,9 +58,11 @@ def validate_gold(
     """
     from eval.grading.validate import validate
     from eval.spec.models import GraderSpec, SWEBenchWorkload
-    from eval.store.atomic import atomic_write_json, atomic_write_text
+    from eval.store.atomic import atomic_write_text
     from eval.tasks import exclusions
     from eval.tasks.load import load_tasks
+    from store.record_io import write_record
+    from store.unit_records import GoldValidation
 
     if grader not in ("local", "docker", "modal"):
         fail(f"--grader: unknown grader {grader!r} (known: docker, local, modal)")
@@ -81,10 +83,8 @@ def validate_gold(
     reasons = {c.instance_id: "; ".join(c.reasons()) for c in checks if c.reasons()}
     label = version or datetime.now(UTC).strftime("%Y-%m-%d")
     atomic_write_text(out, exclusions.render(label, reasons))
-    atomic_write_json(
-        work / "validate-gold.json",
-        {"schema_version": 1, "dataset": dataset, "runs": runs, "instances": [c.summary() for c in checks]},
-    )
+    record = GoldValidation(dataset=dataset, runs=runs, instances=[c.summary() for c in checks])
+    write_record(work / "validate-gold.json", record)
     typer.echo(f"{len(reasons)}/{len(checks)} instances excluded -> {out}")
 
 
@@ -104,5 +104,5 @@ def _graders(spec: GraderSpec, work: Path) -> tuple[Grader, Grader]:
 
 def _show(check: InstanceCheck) -> None:
     summary = check.summary()
-    verdict = "; ".join(summary["reasons"]) or "ok"
-    typer.echo(f"  {summary['instance_id']}: gold {summary['gold']} empty {summary['empty']} -> {verdict}")
+    verdict = "; ".join(summary.reasons) or "ok"
+    typer.echo(f"  {summary.instance_id}: gold {summary.gold} empty {summary.empty} -> {verdict}")

@@ -13,7 +13,11 @@ from typing import Any
 
 from eval.executors.slurm import cluster
 from eval.executors.slurm.record import jobs_of
-from eval.store.atomic import read_json
+from store.atomic import read_json_object
+from store.layout import RUN_JSON, VERDICT
+from store.record_io import read_record
+from store.stack_records import SlurmJob, StackRecord
+from store.unit_records import VerdictRecord
 
 
 @dataclass
@@ -43,21 +47,21 @@ def unit_counts(cohort_dir: Path) -> tuple[int, int, int]:
     """(done, failed, running) from `units/<instance>/r<k>/verdict.json`."""
     done = failed = running = 0
     for unit in sorted((cohort_dir / "units").glob("*/r*")):
-        verdict = read_json(unit / "verdict.json")
-        if not isinstance(verdict, dict):
+        verdict = read_record(unit / VERDICT, VerdictRecord)
+        if verdict is None:
             running += 1
-        elif verdict.get("status") == "infra_error":
+        elif verdict.status == "infra_error":
             failed += 1
         else:
             done += 1
     return done, failed, running
 
 
-def job_status(job: dict[str, Any], ask_slurm: bool) -> JobStatus:
-    job_id = str(job["job_id"])
-    recorded = JobStatus(str(job.get("kind", "?")), job_id, str(job.get("state", "?")), False)
-    recorded.tasks = _count(job.get("task_states") or {})
-    recorded.nodes = list(job.get("nodes") or [])
+def job_status(job: SlurmJob, ask_slurm: bool) -> JobStatus:
+    job_id = job.job_id
+    recorded = JobStatus(job.kind or "?", job_id, job.state or "?", False)
+    recorded.tasks = _count(job.task_states or {})
+    recorded.nodes = list(job.nodes or [])
     if not ask_slurm:
         return recorded
     try:
@@ -67,7 +71,7 @@ def job_status(job: dict[str, Any], ask_slurm: bool) -> JobStatus:
     if not infos:
         return recorded
     # Slurm forgets finished array tasks after MinJobAge: keep their recorded states.
-    states = dict(job.get("task_states") or {})
+    states = dict(job.task_states or {})
     states.update({str(i): info.state for info in infos for i in info.task_ids})
     nodes = sorted({n for info in infos for n in info.nodes})
     live = JobStatus(recorded.kind, job_id, infos[0].state, True, _count(states), nodes or recorded.nodes)
@@ -92,14 +96,14 @@ def stack_state(cohort_dir: Path, jobs: list[JobStatus]) -> str:
     records = sorted(cohort_dir.glob("stack*.json"), key=lambda p: p.stat().st_mtime)
     if not records:
         return "not launched"
-    last_record = read_json(records[-1]) or {}
-    return "stopped" if last_record.get("stopped_at") else "launched (not stopped)"
+    last_record = read_record(records[-1], StackRecord)
+    return "stopped" if last_record is not None and last_record.stopped_at else "launched (not stopped)"
 
 
 def run_status(run_dir: Path, ask_slurm: bool | None = None) -> list[CohortStatus]:
     """Status of every cohort of a run directory, in matrix order; raises FileNotFoundError without run.json."""
-    meta = read_json(run_dir / "run.json")
-    if not isinstance(meta, dict):
+    meta = read_json_object(run_dir / RUN_JSON)  # only `cohorts` is needed: any run.json will do
+    if meta is None:
         raise FileNotFoundError(f"{run_dir}: no readable run.json (not a specqual run directory)")
     names = list(meta.get("cohorts") or [])
     if ask_slurm is None:

@@ -11,9 +11,10 @@ from eval.grading.stream import GradeQueue
 from eval.protocols import Task
 from eval.spec.errors import SpecError
 from eval.spec.models import CohortFile, SWEBenchWorkload
-from eval.store.atomic import read_json
 from eval.store.run import RunDir, safe_name
 from eval.tasks.load import load_tasks
+from store.record_io import read_record
+from store.unit_records import VerdictRecord
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,10 @@ def find_units(run: Path, cohorts: list[str]) -> list[UnitRef]:
     units = []
     for cohort in cohorts:
         for verdict_path in sorted((Path(run) / safe_name(cohort) / "units").glob("*/r*/verdict.json")):
-            verdict = read_json(verdict_path)
-            if not isinstance(verdict, dict) or "instance_id" not in verdict:
+            verdict = read_record(verdict_path, VerdictRecord)
+            if verdict is None:
                 continue
-            repeat = int(verdict.get("repeat", verdict_path.parent.name[1:] or 0))
-            units.append(UnitRef(cohort, str(verdict["instance_id"]), repeat, verdict_path.parent))
+            units.append(UnitRef(cohort, verdict.instance_id, verdict.repeat, verdict_path.parent))
     return units
 
 

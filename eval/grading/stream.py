@@ -13,7 +13,9 @@ from pathlib import Path
 
 from eval.grading.record import LOG_DIR, read_grade, write_grade
 from eval.protocols import Grader, GradeResult, Task
-from eval.store.atomic import read_json
+from store.layout import VERDICT
+from store.record_io import read_record
+from store.unit_records import VerdictRecord
 
 
 def grade_unit(
@@ -26,11 +28,11 @@ def grade_unit(
     harness re-runs instances that left no report. A grader that raises is an infra error of grading.
     """
     unit_dir = Path(unit_dir)
-    verdict = read_json(unit_dir / "verdict.json")
-    if not isinstance(verdict, dict) or verdict.get("status") == "infra_error":
+    verdict = read_record(unit_dir / VERDICT, VerdictRecord)
+    if verdict is None or verdict.status == "infra_error":
         return None
     previous = read_grade(unit_dir)
-    if not regrade and previous is not None and previous.get("status") != "infra_error":
+    if not regrade and previous is not None and previous.status != "infra_error":
         return None
     patch_file = unit_dir / "patch.diff"
     patch = patch_file.read_text(encoding="utf-8") if patch_file.is_file() else ""

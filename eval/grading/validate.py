@@ -12,9 +12,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from eval.protocols import Grader, GradeResult, Task
+from store.unit_records import GoldCheck
 
 
 @dataclass
@@ -43,13 +43,13 @@ class InstanceCheck:
                 out.append(f"flaky: {name}-patch test results differ between runs")
         return out
 
-    def summary(self) -> dict[str, Any]:
-        return {
-            "instance_id": self.instance_id,
-            "gold": [g.status for g in self.gold],
-            "empty": [g.status for g in self.empty],
-            "reasons": self.reasons(),
-        }
+    def summary(self) -> GoldCheck:
+        return GoldCheck(
+            instance_id=self.instance_id,
+            gold=[g.status for g in self.gold],
+            empty=[g.status for g in self.empty],
+            reasons=self.reasons(),
+        )
 
 
 def _failing(result: GradeResult) -> str:

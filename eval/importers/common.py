@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.store.atomic import atomic_write_json, atomic_write_text
-from eval.store.run import SCHEMA_VERSION, RunDir, now, versions
+from pydantic import ValidationError
 
-LINE_FIELDS = (
-    "request_id", "server", "latency_s", "finish_reason", "content", "reasoning_content", "tool_calls",
-    "token_ids", "prompt_token_ids", "usage", "observation", "feedback", "error",
-)  # fmt: skip
+from eval.store.atomic import atomic_write_json, atomic_write_text
+from eval.store.run import RunDir, now, versions
+from store.layout import PATCH, TRAJECTORY, VERDICT
+from store.records import CohortRecord, RunRecord
+from store.unit_records import TrajectoryLine, VerdictRecord
 
 
 class ImporterError(Exception):
@@ -30,7 +30,7 @@ class ImporterError(Exception):
 @dataclass
 class ImportedUnit:
     instance_id: str
-    lines: list[dict[str, Any]]
+    lines: list[TrajectoryLine]
     patch: str
     exit_reason: str | None
     status: str = "completed"
@@ -51,17 +51,18 @@ class ImportSummary:
     units: int = 0
 
 
-def trajectory_line(turn: int, **fields: Any) -> dict[str, Any]:
+def trajectory_line(turn: int, **fields: Any) -> TrajectoryLine:
     """A trajectory.jsonl line with every field of the contract (missing ones null)."""
-    line: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "turn": turn}
-    line.update({key: fields.get(key) for key in LINE_FIELDS})
-    return line
+    try:
+        return TrajectoryLine(turn=turn, **fields)
+    except ValidationError as e:
+        raise ImporterError(f"turn {turn} does not fit a trajectory line: {e}") from e
 
 
-def usage_totals(lines: list[dict[str, Any]]) -> tuple[int, int]:
+def usage_totals(lines: list[TrajectoryLine]) -> tuple[int, int]:
     prompt = completion = 0
     for line in lines:
-        usage = line.get("usage") or {}
+        usage = line.usage or {}
         prompt += int(usage.get("prompt_tokens") or 0)
         completion += int(usage.get("completion_tokens") or 0)
     return prompt, completion
@@ -72,29 +73,28 @@ def write_unit(run: RunDir, cohort: str, unit: ImportedUnit, repeat: int) -> Pat
 
     directory = run.unit_dir(cohort, unit.instance_id, repeat)
     reset_dir(directory)
-    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in unit.lines)
-    atomic_write_text(directory / "trajectory.jsonl", text)
-    atomic_write_text(directory / "patch.diff", unit.patch)
+    text = "".join(json.dumps(line.model_dump(mode="json"), ensure_ascii=False) + "\n" for line in unit.lines)
+    atomic_write_text(directory / TRAJECTORY, text)
+    atomic_write_text(directory / PATCH, unit.patch)
     prompt, completion = usage_totals(unit.lines)
-    verdict = {
-        "schema_version": SCHEMA_VERSION,
-        "cohort": cohort,
-        "instance_id": unit.instance_id,
-        "repo": unit.repo,
-        "repeat": repeat,
-        "status": unit.status,
-        "infra_reason": unit.infra_reason,
-        "exit_reason": unit.exit_reason,
-        "turns": len(unit.lines),
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "wall_s": unit.wall_s,
+    verdict = VerdictRecord(
+        cohort=cohort,
+        instance_id=unit.instance_id,
+        repo=unit.repo,
+        repeat=repeat,
+        status="completed" if unit.status == "completed" else "infra_error",
+        infra_reason=unit.infra_reason,
+        exit_reason=unit.exit_reason,
+        turns=len(unit.lines),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        wall_s=unit.wall_s,
         **patch_stats(unit.patch),
-        "attempts": 1,
-        "seed": None,
-        "imported_from": unit.source,
-    }
-    atomic_write_json(directory / "verdict.json", verdict)
+        attempts=1,
+        seed=None,
+        imported_from=unit.source,
+    )
+    atomic_write_json(directory / VERDICT, verdict.record())
     return directory
 
 
@@ -112,27 +112,21 @@ def ensure_run(run: RunDir, cohort: str, fmt: str, src: Path, tool_format: str |
         union = list(dict.fromkeys([*old.get("tools", []), *tools]))
         run.mark(cohorts=list(dict.fromkeys([*meta.get("cohorts", []), cohort])), spec=agent_block(union))
     else:
-        atomic_write_json(
-            run.run_json,
-            {
-                "schema_version": SCHEMA_VERSION, "run_id": run.path.name, "name": run.path.name,
-                "spec_hash": None, "spec": agent_block(tools), "sources": [str(src)], "base_dir": str(src.parent),
-                "cohorts": [cohort], "columns": {}, "versions": versions(),
-                "host": {"name": socket.gethostname(), "platform": platform.platform()}, "argv": sys.argv,
-                "started_at": now(), "resumed_at": [], "ended_at": now(), "imported_from": fmt,
-            },
+        record = RunRecord(
+            run_id=run.path.name, name=run.path.name, spec_hash=None, spec=agent_block(tools), sources=[str(src)],
+            base_dir=str(src.parent), cohorts=[cohort], columns={}, versions=versions(),
+            host={"name": socket.gethostname(), "platform": platform.platform()}, argv=sys.argv,
+            started_at=now(), ended_at=now(), imported_from=fmt,
         )  # fmt: skip
-    cohort_json = run.cohort_dir(cohort) / "cohort.json"
+        atomic_write_json(run.run_json, record.model_dump(mode="json"))
+    cohort_json = run.cohort_json(cohort)
     if not cohort_json.exists():
-        atomic_write_json(
-            cohort_json,
-            {
-                "schema_version": SCHEMA_VERSION, "name": cohort, "label": cohort, "factors": {},
-                "factor_labels": {}, "columns": {}, "control": None, "policy": None, "speculative_config": None,
-                "build": None, "topology": None, "tool_call_parser": tool_format, "gpus": None, "commands": [],
-                "imported_from": fmt,
-            },
+        cohort_record = CohortRecord(
+            name=cohort, label=cohort, factors={}, factor_labels={}, columns={}, control=None, policy=None,
+            speculative_config=None, build=None, topology=None, tool_call_parser=tool_format, gpus=None,
+            commands=[], imported_from=fmt,
         )  # fmt: skip
+        atomic_write_json(cohort_json, cohort_record.record())
 
 
 def read_units(fmt: str, src: Path) -> Iterator[ImportedUnit]:

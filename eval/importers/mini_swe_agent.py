@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.importers.common import ImportedUnit, ImporterError, trajectory_line
+from store.unit_records import TrajectoryLine
 
 # mini-swe-agent exit statuses -> specqual exit reasons. Exception names not listed become infra errors
 # when they are in INFRA_STATUSES, else completed units with the status as their exit reason.
@@ -49,7 +50,7 @@ def _is_format_error(message: dict[str, Any]) -> bool:
     return message.get("role") == "user" and extra.get("interrupt_type") == "FormatError" and "response" in extra
 
 
-def _line(turn: int, start: dict[str, Any], following: list[dict[str, Any]]) -> dict[str, Any]:
+def _line(turn: int, start: dict[str, Any], following: list[dict[str, Any]]) -> TrajectoryLine:
     response = _extra(start).get("response")
     response = response if isinstance(response, dict) else {}
     choices = response.get("choices") or [{}]
@@ -81,7 +82,7 @@ def _text(message: dict[str, Any]) -> str:
     return "" if content is None else str(content)
 
 
-def model_turns(messages: list[Any]) -> list[dict[str, Any]]:
+def model_turns(messages: list[Any]) -> list[TrajectoryLine]:
     """One trajectory line per model response, in order."""
     messages = [m for m in messages if isinstance(m, dict)]
     starts = [i for i, m in enumerate(messages) if m.get("role") == "assistant" or _is_format_error(m)]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.importers.common import ImportedUnit, ImporterError, trajectory_line
+from store.unit_records import TrajectoryLine
 
 # CodeActAgent's tools, for histories whose system event does not list them.
 CODEACT_TOOLS = ["execute_bash", "str_replace_editor", "think", "finish", "execute_ipython_cell", "browser"]
@@ -63,7 +64,7 @@ def _turns(history: list[Any]) -> list[_Turn]:
     return turns
 
 
-def _line(index: int, turn: _Turn) -> dict[str, Any]:
+def _line(index: int, turn: _Turn) -> TrajectoryLine:
     response = turn.response
     choices = response.get("choices") or [{}]
     choice = choices[0] if isinstance(choices[0], dict) else {}

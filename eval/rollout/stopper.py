@@ -22,31 +22,32 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.store.atomic import atomic_write_json
 from eval.store.run import now
+from store.decisions import Comparison, Decisions
+from store.layout import EARLY_STOP, INSTANCES
 from store.order import SALT, ordered
+from store.record_io import read_record, write_record
 from store.records import InstanceOrder
+from store.unit_records import EarlyStopRecord
 
-RECORD = "early_stop.json"
-ORDER_FILE = "instances.json"
-SCHEMA_VERSION = 1
-Ask = Callable[[Path], dict[str, Any]]
+RECORD = EARLY_STOP
+ORDER_FILE = INSTANCES
+Ask = Callable[[Path], Decisions]
 
 
-def ask_analysis(run_dir: Path) -> dict[str, Any]:
+def ask_analysis(run_dir: Path) -> Decisions:
     """The analysis's decisions on `run_dir` (a subprocess with this interpreter)."""
     cmd = [sys.executable, "-m", "analysis", "decide", str(run_dir), "--json"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"python -m analysis decide failed ({out.returncode}): {out.stderr.strip()[-500:]}")
-    result: dict[str, Any] = json.loads(out.stdout)
-    return result
+    return Decisions.model_validate(json.loads(out.stdout))  # a ValidationError is a ValueError
 
 
 def write_order(run_dir: Path, instance_ids: Sequence[str]) -> list[str]:
     """Record the run's instance order (`<run>/instances.json`) for the analysis; return it."""
     ids = ordered(instance_ids)
-    atomic_write_json(run_dir / ORDER_FILE, InstanceOrder(salt=SALT, instances=ids).model_dump(mode="json"))
+    write_record(run_dir / ORDER_FILE, InstanceOrder(salt=SALT, instances=ids))
     return ids
 
 
@@ -64,7 +65,7 @@ class EarlyStop:
     ) -> None:
         self.run_dir, self.cohort = Path(run_dir), cohort
         self.every_units, self.every_s, self.ask, self.log = every_units, every_s, ask, log
-        self.record: dict[str, Any] | None = None
+        self.record: EarlyStopRecord | None = None
         self.units_seen = 0
         self._since = 0
         self._last = time.monotonic()
@@ -101,40 +102,35 @@ class EarlyStop:
         finally:
             self._asking.release()
 
-    def _previous(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads((self.run_dir / self.cohort / RECORD).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
-
-    def _decide(self, result: dict[str, Any]) -> bool:
-        comparisons = result.get("comparisons") or {}
-        if any(c.get("control") == self.cohort for c in comparisons.values()):
+    def _decide(self, result: Decisions) -> bool:
+        if any(c.control == self.cohort for c in result.comparisons.values()):
             return False  # another cohort's control: it needs every instance
-        mine = comparisons.get(self.cohort)
-        if not mine or mine.get("decision") not in ("FAIL", "PASS"):
+        mine = result.comparisons.get(self.cohort)
+        if mine is None or mine.decision == "INCONCLUSIVE" or mine.decided_at is None:
             return False
-        previous = self._previous()
-        same = (mine["decision"], mine["decided_at"])
-        if previous and (previous.get("decision"), previous.get("decided_at")) == same:
+        previous = read_record(self.run_dir / self.cohort / RECORD, EarlyStopRecord)
+        if previous is not None and (previous.decision, previous.decided_at) == (mine.decision, mine.decided_at):
             self.record = previous  # a resumed run: the same decision, the record of when it was first taken
-            self.log(f"{self.cohort}: early stop (resumed): {previous.get('reason')}")
+            self.log(f"{self.cohort}: early stop (resumed): {previous.reason}")
             return True
-        self.record = {
-            "schema_version": SCHEMA_VERSION,
-            "cohort": self.cohort,
-            **{k: mine.get(k) for k in ("control", "decision", "decided_at", "prefix", "planned")},
-            **{k: mine.get(k) for k in ("estimate", "lower", "upper", "margin", "alpha")},
-            "method": result.get("method"),
-            "stopped_at": now(),
-            "units_finished_when_asked": self.units_seen,
-            "reason": (
-                f"{mine['decision']} decided at instance {mine['decided_at']} of {mine['planned']} in the shared "
-                f"order (the drop's {100 * (1 - 2 * mine['alpha']):.0f}% confidence sequence there: "
-                f"{100 * mine['lower']:+.2f} .. {100 * mine['upper']:+.2f} pts, margin {100 * mine['margin']:.2f} pts)"
-            ),
-        }
-        atomic_write_json(self.run_dir / self.cohort / RECORD, self.record)
-        self.log(f"{self.cohort}: early stop: {self.record['reason']}; no new units start")
+        self.record = EarlyStopRecord(
+            cohort=self.cohort,
+            **mine.model_dump(exclude={"decision", "decided_at"}),
+            decision=mine.decision,
+            decided_at=mine.decided_at,
+            method=result.method,
+            stopped_at=now(),
+            units_finished_when_asked=self.units_seen,
+            reason=_reason(mine),
+        )
+        write_record(self.run_dir / self.cohort / RECORD, self.record)
+        self.log(f"{self.cohort}: early stop: {self.record.reason}; no new units start")
         return True
+
+
+def _reason(mine: Comparison) -> str:
+    return (
+        f"{mine.decision} decided at instance {mine.decided_at} of {mine.planned} in the shared "
+        f"order (the drop's {100 * (1 - 2 * mine.alpha):.0f}% confidence sequence there: "
+        f"{100 * mine.lower:+.2f} .. {100 * mine.upper:+.2f} pts, margin {100 * mine.margin:.2f} pts)"
+    )

@@ -31,8 +31,10 @@ from eval.protocols import Sandbox, Task
 from eval.rollout.server import ServerGate
 from eval.rollout.units import Unit, unit_seed
 from eval.spec.models import Sampling, SWEBenchWorkload
-from eval.store.atomic import atomic_write_json, atomic_write_text
-from eval.store.run import SCHEMA_VERSION
+from eval.store.atomic import atomic_write_text
+from store.atomic import atomic_write_json
+from store.layout import PATCH, TRAJECTORY, VERDICT
+from store.unit_records import TrajectoryLine, VerdictRecord
 
 
 @dataclass
@@ -77,8 +79,8 @@ class TrajectoryFile:
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._on_line = on_line
 
-    def __call__(self, line: dict[str, Any]) -> None:
-        self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
+    def __call__(self, line: TrajectoryLine) -> None:
+        self._file.write(json.dumps(line.model_dump(mode="json"), ensure_ascii=False) + "\n")
         self._file.flush()
         if self._on_line is not None:
             self._on_line()
@@ -109,9 +111,9 @@ def archive_attempt(unit_dir: Path, attempt: int, error: BaseException) -> None:
     """Move a failed attempt's trajectory to attempts/<n>/ with the error, so the next attempt starts empty."""
     target = unit_dir / "attempts" / str(attempt)
     target.mkdir(parents=True, exist_ok=True)
-    trajectory = unit_dir / "trajectory.jsonl"
+    trajectory = unit_dir / TRAJECTORY
     if trajectory.exists():
-        trajectory.replace(target / "trajectory.jsonl")
+        trajectory.replace(target / TRAJECTORY)
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     (target / "error.txt").write_text(text, encoding="utf-8")
 
@@ -132,7 +134,7 @@ async def attempt_unit(unit: Unit, env: RolloutEnv, seed: int | None, attempt: i
     except Exception as e:
         raise InfraError(f"sandbox could not start: {type(e).__name__}: {e}") from e
     try:
-        record = TrajectoryFile(unit.dir / "trajectory.jsonl", env.on_turn)
+        record = TrajectoryFile(unit.dir / TRAJECTORY, env.on_turn)
         try:
             outcome = await agent.run(unit.task, sandbox, record)
         finally:
@@ -146,7 +148,7 @@ async def attempt_unit(unit: Unit, env: RolloutEnv, seed: int | None, attempt: i
     return outcome, patch
 
 
-async def run_unit(unit: Unit, env: RolloutEnv) -> dict[str, Any]:
+async def run_unit(unit: Unit, env: RolloutEnv) -> VerdictRecord:
     """Run (or re-run from scratch) one unit; write patch.diff, then verdict.json last. Returns the verdict."""
     loop = asyncio.get_running_loop()
     # file-system work (rmtree, fsync) runs on the pool so that it never stalls other units' requests
@@ -171,28 +173,27 @@ async def run_unit(unit: Unit, env: RolloutEnv) -> dict[str, Any]:
             await loop.run_in_executor(env.executor, archive_attempt, unit.dir, attempt, e)
         if env.gate is not None and attempt <= env.workload.max_infra_retries:
             await env.gate.wait_up()  # a restarting server must not burn the unit's retries
-    verdict = {
-        "schema_version": SCHEMA_VERSION,
-        "cohort": unit.cohort,
-        "instance_id": unit.task.instance_id,
-        "repo": unit.task.repo,
-        "repeat": unit.repeat,
-        "status": "completed" if reason is None else "infra_error",
-        "infra_reason": reason,
-        "exit_reason": outcome.get("exit_reason") if reason is None else None,
-        "turns": int(outcome.get("turns", 0)),
-        "prompt_tokens": int(outcome.get("prompt_tokens", 0)),
-        "completion_tokens": int(outcome.get("completion_tokens", 0)),
-        "wall_s": round(time.monotonic() - started, 3),
+    verdict = VerdictRecord(
+        cohort=unit.cohort,
+        instance_id=unit.task.instance_id,
+        repo=unit.task.repo,
+        repeat=unit.repeat,
+        status="completed" if reason is None else "infra_error",
+        infra_reason=reason,
+        exit_reason=outcome.get("exit_reason") if reason is None else None,
+        turns=int(outcome.get("turns", 0)),
+        prompt_tokens=int(outcome.get("prompt_tokens", 0)),
+        completion_tokens=int(outcome.get("completion_tokens", 0)),
+        wall_s=round(time.monotonic() - started, 3),
         **patch_stats(patch),
-        "attempts": attempts,
-        "seed": seed,
-    }
+        attempts=attempts,
+        seed=seed,
+    )
     await loop.run_in_executor(env.executor, write_outcome, unit.dir, patch, verdict)
     return verdict
 
 
-def write_outcome(unit_dir: Path, patch: str, verdict: dict[str, Any]) -> None:
+def write_outcome(unit_dir: Path, patch: str, verdict: VerdictRecord) -> None:
     """patch.diff, then verdict.json LAST: the unit counts as done only once the verdict parses."""
-    atomic_write_text(unit_dir / "patch.diff", patch)
-    atomic_write_json(unit_dir / "verdict.json", verdict)
+    atomic_write_text(unit_dir / PATCH, patch)
+    atomic_write_json(unit_dir / VERDICT, verdict.record())

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from eval.protocols import Task
 from eval.spec.models import Sampling
-from eval.store.atomic import read_json
 from eval.store.run import RunDir
+from store.layout import VERDICT
 from store.order import ordered
+from store.record_io import read_record
+from store.unit_records import VerdictRecord
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,8 @@ def plan_units(
 def infra_failed(run: RunDir, cohort: str, instance_id: str, repeat: int) -> bool:
     """The unit finished as an infra error (its verdict says so): a resumed run runs it again from scratch, so
     that an infrastructure fault (a killed server, worker or sandbox) is never kept as the unit's outcome."""
-    verdict = read_json(run.unit_dir(cohort, instance_id, repeat) / "verdict.json")
-    return isinstance(verdict, dict) and verdict.get("status") == "infra_error"
+    verdict = read_record(run.unit_dir(cohort, instance_id, repeat) / VERDICT, VerdictRecord)
+    return verdict is not None and verdict.status == "infra_error"
 
 
 def infra_units(run: RunDir, cohort: str, tasks: list[Task], repeats: int) -> list[Unit]:

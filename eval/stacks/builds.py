@@ -14,9 +14,10 @@ from typing import Any
 
 from eval.spec.models import Build, CohortFile
 from eval.stacks.envs import BuildError, cache_root, ensure_env, file_lock, find_lock, sha256_file, short_hash
-from eval.stacks.overlay import OVERLAY_MARKER, PatchRef, build_overlay
+from eval.stacks.overlay import PatchRef, build_overlay
 from eval.stacks.probe import ProbeError, probe
-from eval.store.atomic import read_json
+from store.cache_records import ENV_MARKER, OVERLAY_MARKER, UNPACKED_MARKER, EnvMarker, OverlayMarker, UnpackedBundle
+from store.record_io import read_record
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,8 @@ def _env_for(spec: CohortFile, build: Build, cache: Path) -> tuple[Path, str | N
         if not (env_dir / "bin" / "python").exists():
             raise BuildError(f"build env {env_dir} has no bin/python")
         # An environment made by `specqual stack unpack` records the wheel it was installed from.
-        unpacked = read_json(env_dir / "specqual-bundle.json") or {}
-        return env_dir, unpacked.get("wheel_sha256")
+        unpacked = read_record(env_dir / UNPACKED_MARKER, UnpackedBundle)
+        return env_dir, unpacked.wheel_sha256 if unpacked is not None else None
     if build.wheel:
         wheel = spec.resolve(build.wheel)
         if not wheel.is_file():
@@ -96,8 +97,8 @@ def _env_for(spec: CohortFile, build: Build, cache: Path) -> tuple[Path, str | N
     requirements = [build.pip, *build.extra_packages]
     # Packages with a hashed lock (locks/vllm-*.txt) install exactly its files; others resolve at build time.
     env_dir = ensure_env(key, requirements, device, cache, lock=find_lock(requirements, device))
-    marker = read_json(env_dir / "specqual-env.json") or {}
-    return env_dir, marker.get("wheel_sha256")
+    marker = read_record(env_dir / ENV_MARKER, EnvMarker)
+    return env_dir, marker.wheel_sha256 if marker is not None else None
 
 
 def ensure_build(spec: CohortFile, build_name: str, cache: Path | str | None = None) -> BuildEnv:
@@ -126,9 +127,9 @@ def ensure_build(spec: CohortFile, build_name: str, cache: Path | str | None = N
     key = short_hash({"vllm": str(found.vllm_path), "patches": [(p.sha256, p.reverse) for p in patches]})
     overlay = root / "overlays" / f"{build_name}-{key}"
     with file_lock(root / "locks" / f"overlay-{key}.lock"):
-        marker = read_json(overlay / OVERLAY_MARKER)
-        if marker is not None:
-            hashes: dict[str, str] = marker["patched_files"]
+        overlay_marker = read_record(overlay / OVERLAY_MARKER, OverlayMarker)
+        if overlay_marker is not None:
+            hashes = overlay_marker.patched_files
         else:
             hashes = build_overlay(overlay, found.vllm_path, patches, shim)
     return BuildEnv(

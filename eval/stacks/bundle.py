@@ -30,9 +30,11 @@ from eval.stacks.builds import resolve_patches
 from eval.stacks.envs import BuildError, sha256_file
 from eval.stacks.overlay import PatchRef, build_overlay
 from eval.stacks.probe import ProbeError, probe
-from eval.store.atomic import atomic_write_json, read_json
+from eval.store.atomic import atomic_write_json
+from store.cache_records import BUNDLE_MANIFEST, UNPACKED_MARKER, BundleArchive, BundleManifest, UnpackedBundle
+from store.record_io import read_record, write_record
+from store.stack_records import PatchFile
 
-SCHEMA_VERSION = 1
 ARCHIVE = "wheels.tar.xz"
 XZ_PRESET = 9  # 64 MiB dictionary: the slim vLLM wheel and the dependency wheels share one stream
 _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)-")
@@ -183,26 +185,26 @@ def pack(
             else:
                 shutil.copy2(w, wheels_dir / w.name)
     patches = _copy_patches(resolve_patches_or_fail(spec, build_name), out / "patches")
-    manifest = {
-        "schema_version": SCHEMA_VERSION,
-        "build": build_name,
-        "vllm_wheel": main_out.name,
-        "source_wheel_sha256": source_sha,
-        "no_deps": requirements is not None,
-        "gpu_arch": gpu_arch,
-        "slim": slim,
-        "dropped_patterns": sorted(drop or []),
-        "dependency_sources": sources,  # sha256 of each dependency wheel as downloaded (before re-storing)
-        "python_version": python_version,
-        "wheels": {w.name: sha256_file(w) for w in sorted(wheels_dir.glob("*.whl"))},
-        "patches": patches,
-    }
+    manifest = BundleManifest(
+        build=build_name,
+        vllm_wheel=main_out.name,
+        source_wheel_sha256=source_sha,
+        no_deps=requirements is not None,
+        gpu_arch=gpu_arch,
+        slim=slim,
+        dropped_patterns=sorted(drop or []),
+        dependency_sources=sources,  # sha256 of each dependency wheel as downloaded (before re-storing)
+        python_version=python_version,
+        wheels={w.name: sha256_file(w) for w in sorted(wheels_dir.glob("*.whl"))},
+        patches=patches,
+    )
     if archive:
         write_archive(wheels_dir, out / ARCHIVE, "wheels")
         shutil.rmtree(wheels_dir)
-        manifest["archive"] = {"file": ARCHIVE, "sha256": sha256_file(out / ARCHIVE), "xz_preset": XZ_PRESET}
-    atomic_write_json(out / "manifest.json", manifest)
-    return manifest
+        manifest.archive = BundleArchive(file=ARCHIVE, sha256=sha256_file(out / ARCHIVE), xz_preset=XZ_PRESET)
+    record = manifest.record()
+    atomic_write_json(out / BUNDLE_MANIFEST, record)
+    return record
 
 
 def restore_wheel(src: Path, dst: Path) -> None:
@@ -237,23 +239,21 @@ def write_archive(src: Path, dest: Path, root: str, preset: int = XZ_PRESET) -> 
 def extract(bundle: Path, dest: Path) -> Path:
     """Make `dest` an unpacked copy of `bundle` (manifest, patches, wheels/), the archive's hash checked; a bundle
     without an archive is copied as it is. Returns `dest`, ready for `check` and `unpack`."""
-    manifest = read_json(bundle / "manifest.json")
-    if not isinstance(manifest, dict):
-        raise BundleError(f"{bundle} has no readable manifest.json")
+    manifest = read_manifest(bundle)
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(bundle / "manifest.json", dest / "manifest.json")
+    shutil.copy2(bundle / BUNDLE_MANIFEST, dest / BUNDLE_MANIFEST)
     shutil.copytree(bundle / "patches", dest / "patches", dirs_exist_ok=True)
-    archived = manifest.get("archive")
-    if not archived:
+    archived = manifest.archive
+    if archived is None:
         shutil.copytree(bundle / "wheels", dest / "wheels", dirs_exist_ok=True)
         return dest
-    path = bundle / archived["file"]
-    if not path.is_file() or sha256_file(path) != archived["sha256"]:
-        raise BundleError(f"bundle archive missing or corrupted (sha256 differs): {archived['file']}")
+    path = bundle / archived.file
+    if not path.is_file() or sha256_file(path) != archived.sha256:
+        raise BundleError(f"bundle archive missing or corrupted (sha256 differs): {archived.file}")
     with tarfile.open(path, "r:xz") as tar:
         for member in tar.getmembers():
             if not member.isfile() or not member.name.startswith("wheels/") or ".." in member.name.split("/"):
-                raise BundleError(f"unexpected member in {archived['file']}: {member.name}")
+                raise BundleError(f"unexpected member in {archived.file}: {member.name}")
         tar.extractall(dest, filter="data")
     return dest
 
@@ -290,30 +290,35 @@ def _dependency_wheels(
     return out
 
 
-def _copy_patches(refs: list[PatchRef], dest: Path) -> list[dict[str, Any]]:
+def _copy_patches(refs: list[PatchRef], dest: Path) -> list[PatchFile]:
     dest.mkdir(parents=True, exist_ok=True)
     out = []
     for i, ref in enumerate(refs):
         name = f"{i:02d}-{ref.file.name}"
         shutil.copy2(ref.file, dest / name)
-        out.append({"file": f"patches/{name}", "sha256": ref.sha256, "reverse": ref.reverse})
+        out.append(PatchFile(file=f"patches/{name}", sha256=ref.sha256, reverse=ref.reverse))
     return out
 
 
-def check(bundle: Path) -> dict[str, Any]:
-    """The manifest, after checking that every listed file exists with its hash."""
-    manifest = read_json(bundle / "manifest.json")
+def read_manifest(bundle: Path) -> BundleManifest:
+    manifest = read_record(bundle / BUNDLE_MANIFEST, BundleManifest)
     if manifest is None:
-        raise BundleError(f"{bundle} has no readable manifest.json")
-    files = {f"wheels/{n}": h for n, h in manifest["wheels"].items()}
-    files.update({p["file"]: p["sha256"] for p in manifest["patches"]})
+        raise BundleError(f"{bundle} has no readable {BUNDLE_MANIFEST}")
+    return manifest
+
+
+def check(bundle: Path) -> BundleManifest:
+    """The manifest, after checking that every listed file exists with its hash."""
+    manifest = read_manifest(bundle)
+    files = {f"wheels/{n}": h for n, h in manifest.wheels.items()}
+    files.update({p.file: p.sha256 for p in manifest.patches})
     for rel, sha in files.items():
         path = bundle / rel
         if not path.is_file():
             raise BundleError(f"bundle file missing: {rel}")
         if sha256_file(path) != sha:
             raise BundleError(f"bundle file corrupted (sha256 differs): {rel}")
-    return dict(manifest)
+    return manifest
 
 
 def unpack(bundle: Path, target: Path, system_site_packages: bool = True) -> dict[str, Any]:
@@ -331,14 +336,14 @@ def unpack(bundle: Path, target: Path, system_site_packages: bool = True) -> dic
         _see_parent_venv(target)
     wheels = bundle / "wheels"
     install = [*pip, "install", "--no-index", "--find-links", str(wheels)]
-    if manifest.get("no_deps"):
-        install += ["--no-deps", *(str(wheels / n) for n in manifest["wheels"] if n != manifest["vllm_wheel"])]
-    _run([*install, str(wheels / manifest["vllm_wheel"])], "install the wheels")
+    if manifest.no_deps:
+        install += ["--no-deps", *(str(wheels / n) for n in manifest.wheels if n != manifest.vllm_wheel)]
+    _run([*install, str(wheels / manifest.vllm_wheel)], "install the wheels")
     try:
         found = probe(python)
     except ProbeError as e:
         raise BundleError(str(e)) from e
-    refs = [PatchRef(bundle / p["file"], p["sha256"], p["reverse"]) for p in manifest["patches"]]
+    refs = [PatchRef(bundle / p.file, p.sha256, p.reverse) for p in manifest.patches]
     dist = found.distributions[0] if found.distributions else None
     version = found.dist_versions.get(dist) if dist else None
     shim = version if dist and dist.lower() != "vllm" else None
@@ -347,11 +352,16 @@ def unpack(bundle: Path, target: Path, system_site_packages: bool = True) -> dic
         hashes = build_overlay(overlay, found.vllm_path, refs, shim)
     except BuildError as e:
         raise BundleError(str(e)) from e
-    info: dict[str, Any] = {"vllm": f"{dist} {version}", "python": str(python), "overlay": str(overlay)}
-    info |= {"patched_files": hashes}
-    info |= {"wheel_sha256": manifest.get("source_wheel_sha256"), "gpu_arch": manifest.get("gpu_arch")}
-    atomic_write_json(target / "specqual-bundle.json", {"schema_version": SCHEMA_VERSION, **info})
-    return info
+    info = UnpackedBundle(
+        vllm=f"{dist} {version}",
+        python=str(python),
+        overlay=str(overlay),
+        patched_files=hashes,
+        wheel_sha256=manifest.source_wheel_sha256,
+        gpu_arch=manifest.gpu_arch,
+    )
+    write_record(target / UNPACKED_MARKER, info)
+    return info.model_dump(mode="json")
 
 
 def _see_parent_venv(target: Path) -> None:

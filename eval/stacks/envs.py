@@ -26,10 +26,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from eval.store.atomic import atomic_write_json
+from store.cache_records import ENV_MARKER, EnvMarker
+from store.record_io import write_record
 
 RECIPE_VERSION = 1
-ENV_MARKER = "specqual-env.json"
 CPU_UNWANTED = ("torchvision", "torchaudio", "torchcodec")
 LOCKS_DIR = Path(__file__).resolve().parents[2] / "locks"
 
@@ -195,14 +195,13 @@ def ensure_env(
         if target.exists():
             shutil.rmtree(target)
         report = create_env(target, requirements, device, lock=lock)
-        marker = {
-            "schema_version": 1,
-            "key": key,
-            "inputs": key_material,
-            "requirements": requirements,
-            "lock": lock.name if lock else None,
-            "installer": installer(),
-            "wheel_sha256": key_material.get("wheel_sha256") or wheel_hash_from_report(report),
-        }
-        atomic_write_json(target / ENV_MARKER, marker)
+        marker = EnvMarker(
+            key=key,
+            inputs=key_material,
+            requirements=requirements,
+            lock=lock.name if lock else None,
+            installer=installer(),
+            wheel_sha256=key_material.get("wheel_sha256") or wheel_hash_from_report(report),
+        )
+        write_record(target / ENV_MARKER, marker)
     return target

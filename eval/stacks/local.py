@@ -23,11 +23,12 @@ from eval.stacks.builds import BuildEnv
 from eval.stacks.commands import ProcessCommand, render
 from eval.stacks.lifecycle import StartStop
 from eval.stacks.process import ManagedProcess, now_iso
-from eval.stacks.provenance import SCHEMA_VERSION, gpu_inventory, host_name, safe_env, stack_json_path
+from eval.stacks.provenance import gpu_inventory, host_name, safe_env, stack_json_path
 from eval.stacks.resources import GpuPool, free_ports
 from eval.stacks.verify import verify_launch
 from eval.stacks.watchdog import EVENTS_FILE, Watchdog
 from eval.store.atomic import atomic_write_json
+from store.stack_records import Gpu, LaunchCommand, PatchFile, StackRecord
 
 
 class StackError(Exception):
@@ -274,35 +275,44 @@ class LocalStack(StartStop):
     # ------------------------------------------------------------ provenance
 
     def provenance(self) -> dict[str, Any]:
+        """The stack.json record as JSON (the Stack protocol's provenance)."""
+        return self.stack_record().record()
+
+    def stack_record(self) -> StackRecord:
         b = self.build
         probe = self._probe
         commands = [
-            {"role": p.role, "index": p.index, "argv": redact_argv(p.argv), "env": redact_env(p.env_shown)}
-            | {"pid": p.pid, "port": p.port}
-            | {"log": str(p.log_path)}
+            LaunchCommand(
+                role=p.role,
+                index=p.index,
+                argv=redact_argv(p.argv),
+                env=redact_env(p.env_shown),
+                pid=p.pid,
+                port=p.port,
+                log=str(p.log_path),
+            )
             for p in self.procs
         ]
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "cohort": self.cohort,
-            "launched_at": self._launched_at,
-            "stopped_at": self._stopped_at,
-            "build": b.name,
-            "vllm_version": probe.get("vllm_version") or b.vllm_version,
-            "vllm_path": str(probe.get("vllm_path") or b.vllm_path),
-            "wheel_sha256": b.wheel_sha256,
-            "patches": [p.record() for p in b.patches],
-            "patched_files": probe.get("hashes", {}),
-            "commands": commands,
-            "env": safe_env({**os.environ, **self._vllm_env()}),
-            "python": probe.get("python"),
-            "torch": probe.get("torch") or b.torch,
-            "gpus": gpu_inventory(),
-            "host": host_name(),
-            "base_url": self.base_url if self.procs else None,
-            "slurm": None,
-            "stack_id": self.stack_id,
-        }
+        return StackRecord(
+            cohort=self.cohort,
+            launched_at=self._launched_at,
+            stopped_at=self._stopped_at,
+            build=b.name,
+            vllm_version=probe.get("vllm_version") or b.vllm_version,
+            vllm_path=str(probe.get("vllm_path") or b.vllm_path),
+            wheel_sha256=b.wheel_sha256,
+            patches=[PatchFile.model_validate(p.record()) for p in b.patches],
+            patched_files=probe.get("hashes", {}),
+            commands=commands,
+            env=safe_env({**os.environ, **self._vllm_env()}),
+            python=probe.get("python"),
+            torch=probe.get("torch") or b.torch,
+            gpus=[Gpu.model_validate(g) for g in gpu_inventory()],
+            host=host_name(),
+            base_url=self.base_url if self.procs else None,
+            slurm=None,
+            stack_id=self.stack_id,
+        )
 
     def _write_provenance(self) -> None:
         if not self.write_stack_json:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from eval.stacks.envs import BuildError, sha256_file
 from eval.stacks.patchfile import PatchError, apply_patch
-from eval.store.atomic import atomic_write_json
-
-OVERLAY_MARKER = "specqual-overlay.json"
+from store.cache_records import OVERLAY_MARKER, OverlayMarker
+from store.record_io import write_record
+from store.stack_records import PatchFile
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def build_overlay(target: Path, vllm_pkg: Path, patches: list[PatchRef], shim_ve
     if shim_version:
         write_dist_shim(tmp, shim_version)
     hashes = {rel: sha256_file(tmp / rel) for rel in sorted(patched)}
-    marker = {"schema_version": 1, "source": str(vllm_pkg), "patches": [p.record() for p in patches]}
-    atomic_write_json(tmp / OVERLAY_MARKER, {**marker, "patched_files": hashes})
+    patch_files = [PatchFile.model_validate(p.record()) for p in patches]
+    write_record(tmp / OVERLAY_MARKER, OverlayMarker(source=str(vllm_pkg), patches=patch_files, patched_files=hashes))
     tmp.rename(target)
     return hashes

@@ -15,21 +15,22 @@ seconds from detection to ready). The analysis package reads this file; the sche
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
 from eval.stacks.process import ManagedProcess
+from store.atomic import append_line
+from store.layout import SERVER_EVENTS
+from store.stack_records import ServerEvent
 
-EVENTS_FILE = "server_events.jsonl"
-EVENTS_SCHEMA_VERSION = 1
+EVENTS_FILE = SERVER_EVENTS
+EventKind = Literal["died", "restarted", "gave_up"]
 
 
 def event_time() -> str:
@@ -179,20 +180,15 @@ class Watchdog:
             self._stop.wait(1.0)
         return None
 
-    def _event(self, event: str, p: ManagedProcess, **fields: Any) -> None:
-        record = {
-            "schema_version": EVENTS_SCHEMA_VERSION,
-            "time": event_time(),
-            "stack_id": self.stack_id,
-            "event": event,
-            "process": p.key,
-            "deaths": self.deaths,
-            "restarts": self.restarts,
-            "max_restarts": self.max_restarts,
+    def _event(self, event: EventKind, p: ManagedProcess, **fields: Any) -> None:
+        record = ServerEvent(
+            time=event_time(),
+            stack_id=self.stack_id,
+            event=event,
+            process=p.key,
+            deaths=self.deaths,
+            restarts=self.restarts,
+            max_restarts=self.max_restarts,
             **fields,
-        }
-        self.events_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.events_path.open("a", encoding="utf-8") as f:  # one writer: this thread
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        )
+        append_line(self.events_path, record.model_dump(mode="json"))  # one writer: this thread

@@ -28,7 +28,7 @@ from eval.spec.errors import SpecError
 from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort, columns
 from store.atomic import atomic_write_json, read_json, sweep_temp_files
-from store.layout import SCHEMA_VERSION, RunLayout, safe_name
+from store.layout import SCHEMA_VERSION, VERDICT, RunLayout, safe_name
 from store.records import CohortRecord, RunRecord
 
 __all__ = [
@@ -64,7 +64,7 @@ class RunDir(RunLayout):
 
     def unit_done(self, cohort: str, instance_id: str, repeat: int) -> bool:
         """A unit is done when its verdict file exists and parses (it is written last, atomically)."""
-        verdict = read_json(self.unit_dir(cohort, instance_id, repeat) / "verdict.json")
+        verdict = read_json(self.unit_dir(cohort, instance_id, repeat) / VERDICT)
         return isinstance(verdict, dict) and verdict.get("schema_version") == SCHEMA_VERSION
 
     def meta(self) -> dict[str, Any]:
@@ -101,7 +101,7 @@ class RunDir(RunLayout):
             gpus=cohort.gpus,
             commands=commands,
         )
-        atomic_write_json(self.cohort_json(cohort.name), record.model_dump(mode="json"))
+        atomic_write_json(self.cohort_json(cohort.name), record.record())
 
 
 def default_run_id(loaded: LoadedSpec) -> str:

@@ -21,10 +21,12 @@ from typing import Any
 
 import httpx
 
+from store.gpu_records import GpuPlacement, GpuProcess, Handshake, Handshakes, SideChannel, SideChannels, SmokeReply
+
 METRIC_LINES = re.compile(r"^vllm:(prefix_cache|external_prefix_cache|prompt_tokens|spec_decode|kv_|nixl)")
 
 
-def _gpu_apps() -> list[dict[str, Any]]:
+def _gpu_apps() -> list[GpuProcess]:
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return []
@@ -35,7 +37,7 @@ def _gpu_apps() -> list[dict[str, Any]]:
         parts = [p.strip() for p in line.split(",")]
         if len(parts) == 3 and parts[0].isdigit():
             mem = int(parts[2]) if parts[2].isdigit() else None
-            apps.append({"pid": int(parts[0]), "gpu_uuid": parts[1], "used_mib": mem})
+            apps.append(GpuProcess(pid=int(parts[0]), gpu_uuid=parts[1], used_mib=mem))
     return apps
 
 
@@ -47,29 +49,29 @@ def owner(pid: int, groups: dict[int, tuple[str, str]]) -> tuple[str, str] | Non
         return None
 
 
-def gpu_placement(stacks: dict[str, Any]) -> dict[str, Any]:
+def gpu_placement(stacks: dict[str, Any]) -> GpuPlacement:
     """GPU processes matched to (cohort, worker): the provenance that both workers share the one GPU."""
     groups = {p.pid: (name, f"{p.role}.{p.index}") for name, st in stacks.items() for p in st.procs if p.pid}
     apps = _gpu_apps()
     for app in apps:
-        who = owner(app["pid"], groups)
-        app["cohort"], app["worker"] = who if who else (None, None)
-    uuids = sorted({a["gpu_uuid"] for a in apps})
-    return {"schema_version": 1, "gpu_uuids": uuids, "gpus_used": len(uuids), "processes": apps}
+        who = owner(app.pid, groups)
+        app.cohort, app.worker = who if who else (None, None)
+    uuids = sorted({a.gpu_uuid for a in apps})
+    return GpuPlacement(gpu_uuids=uuids, gpus_used=len(uuids), processes=apps)
 
 
-def smoke_request(base_url: str, served: str, prompt_len: int = 129) -> dict[str, Any]:
+def smoke_request(base_url: str, served: str, prompt_len: int = 129) -> SmokeReply:
     """One greedy completion of `prompt_len` token ids through the router; usage as the decode worker reports it."""
     body = {"model": served, "prompt": [100 + i % 300 for i in range(prompt_len)], "max_tokens": 4, "temperature": 0}
     try:
         r = httpx.post(f"{base_url}/v1/completions", json=body, timeout=150)
     except httpx.HTTPError as e:
-        return {"error": f"{type(e).__name__}: {e}"}
+        return SmokeReply(error=f"{type(e).__name__}: {e}")
     if r.status_code != 200:
-        return {"error": f"HTTP {r.status_code}: {r.text[:500]}"}
+        return SmokeReply(error=f"HTTP {r.status_code}: {r.text[:500]}")
     usage = r.json().get("usage") or {}
     details = usage.get("prompt_tokens_details") or {}
-    return {"prompt_tokens": usage.get("prompt_tokens"), "cached_tokens": details.get("cached_tokens")}
+    return SmokeReply(prompt_tokens=usage.get("prompt_tokens"), cached_tokens=details.get("cached_tokens"))
 
 
 def tail_summary(cohort_dir: Path) -> dict[str, dict[str, int]]:
@@ -127,7 +129,7 @@ def _listeners(port: int) -> set[int]:
     return pids
 
 
-def side_channels(stacks: dict[str, Any]) -> dict[str, Any]:
+def side_channels(stacks: dict[str, Any]) -> SideChannels:
     """Each P/D worker's NIXL side channel (`VLLM_NIXL_SIDE_CHANNEL_PORT`): its own port, distinct from every other
     worker's side channel and from every HTTP port of the run, and listened on by a process of that worker's own
     process group (not by a leftover of an earlier call on a warm node, nor by another pair). `ok` is False, with
@@ -155,8 +157,8 @@ def side_channels(stacks: dict[str, Any]) -> dict[str, Any]:
             )
         if port is not None:
             seen.setdefault(port, key)
-        rows.append({"worker": key, "pid": p.pid, "side_channel_port": port, "listeners": holders, "own": own})
-    return {"schema_version": 1, "ok": not problems, "problems": problems, "workers": rows}
+        rows.append(SideChannel(worker=key, pid=p.pid, side_channel_port=port, listeners=holders, own=own))
+    return SideChannels(ok=not problems, problems=problems, workers=rows)
 
 
 def _pgid(pid: int) -> int | None:
@@ -166,7 +168,7 @@ def _pgid(pid: int) -> int | None:
         return None
 
 
-def handshakes(stacks: dict[str, Any]) -> dict[str, Any]:
+def handshakes(stacks: dict[str, Any]) -> Handshakes:
     """After a request went through each pair: every decode worker's log says its NIXL handshake passed (vLLM
     checks the peer's engine id and configuration hash) and none failed. `ok` False lists what did not hold."""
     problems, rows = [], []
@@ -179,5 +181,5 @@ def handshakes(stacks: dict[str, Any]) -> dict[str, Any]:
             bad = [b for b in HANDSHAKE_BAD if b in text]
             if not passed or bad:
                 problems.append(f"{name}/decode.{p.index}: {passed} handshakes passed, failures {bad}")
-            rows.append({"worker": f"{name}/decode.{p.index}", "passed": passed, "failures": bad})
-    return {"schema_version": 1, "ok": not problems, "problems": problems, "workers": rows}
+            rows.append(Handshake(worker=f"{name}/decode.{p.index}", passed=passed, failures=bad))
+    return Handshakes(ok=not problems, problems=problems, workers=rows)

@@ -23,7 +23,6 @@ way it is here (fixed commit dates), so the graded base commits are the same.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Iterator
@@ -38,6 +37,9 @@ sys.path.insert(0, str(REPO))
 from eval.spec.load import LoadedSpec, load_spec  # noqa: E402
 from eval.store import atomic_write_json  # noqa: E402
 from eval.store.run import RunDir, now, open_run  # noqa: E402
+from store.cache_records import BUNDLE_MANIFEST, BundleManifest  # noqa: E402
+from store.gpu_records import AcceptanceSummary, NixlManifest, NodeTimings  # noqa: E402
+from store.record_io import read_record, write_record  # noqa: E402
 
 COHORT_FILE = REPO / "cohorts" / "pr55178-backport-h200.yaml"
 
@@ -148,23 +150,24 @@ def warm_restart(loaded: LoadedSpec, run_dir: Path, model: Path) -> dict[str, fl
     return times.ready_s
 
 
-def acceptance(metrics_path: Path, workload: str = "canary") -> dict[str, Any]:
+def acceptance(metrics_path: Path, workload: str = "canary") -> AcceptanceSummary:
     """Speculative acceptance over one workload's snapshots (store.acceptance: restart-safe counter growth)."""
     from store.acceptance import acceptance as growth
     from store.atomic import read_jsonl
 
     found = growth([s for s in read_jsonl(metrics_path) if s.get("workload", workload) == workload])
     if found is None:
-        return {}
-    out: dict[str, Any] = {"drafts": found.drafts, "draft_tokens": found.draft_tokens}
-    out["accepted_tokens"] = found.accepted_tokens
-    if found.rate is not None:
-        out["acceptance_rate"] = round(found.rate, 4)
-    if found.mean_acceptance_length is not None:
-        out["mean_acceptance_length"] = round(found.mean_acceptance_length, 3)
-    if found.per_position:
-        out["per_position_rate"] = [round(r, 4) for r in found.per_position_rate]
-    return out
+        return AcceptanceSummary()
+    return AcceptanceSummary(
+        drafts=found.drafts,
+        draft_tokens=found.draft_tokens,
+        accepted_tokens=found.accepted_tokens,
+        acceptance_rate=round(found.rate, 4) if found.rate is not None else None,
+        mean_acceptance_length=(
+            round(found.mean_acceptance_length, 3) if found.mean_acceptance_length is not None else None
+        ),
+        per_position_rate=[round(r, 4) for r in found.per_position_rate] if found.per_position else None,
+    )
 
 
 def is_pd(stack: Any) -> bool:
@@ -178,40 +181,40 @@ def pd_before(loaded: LoadedSpec, run: RunDir, stacks: dict[str, Any]) -> None:
     from pd_checks import gpu_placement, handshakes, side_channels, smoke_request
 
     placement = gpu_placement(stacks)
-    atomic_write_json(run.path / "placement.json", placement)
-    workers = [(a["cohort"], a["worker"]) for a in placement["processes"]]
-    log(f"GPUs used: {placement['gpus_used']}; processes: {workers}")
-    pairs = sorted({a["cohort"] for a in placement["processes"] if a["cohort"] and is_pd(stacks[a["cohort"]])})
-    if len(pairs) > 1 and placement["gpus_used"] == 1:  # docs/scale/gpu.md, "bfloat16 over P/D: not reproducible"
+    write_record(run.path / "placement.json", placement)
+    workers = [(a.cohort, a.worker) for a in placement.processes]
+    log(f"GPUs used: {placement.gpus_used}; processes: {workers}")
+    pairs = sorted({a.cohort for a in placement.processes if a.cohort and is_pd(stacks[a.cohort])})
+    if len(pairs) > 1 and placement.gpus_used == 1:  # docs/scale/gpu.md, "bfloat16 over P/D: not reproducible"
         log(
             f"warning: {len(pairs)} P/D pairs share one GPU; at bfloat16 such runs broke random cohorts: keep a result "
             "only if a second fresh node reproduces it, or run each pair alone"
         )
-    strangers = [a for a in placement["processes"] if a["cohort"] is None]
+    strangers = [a.model_dump() for a in placement.processes if a.cohort is None]
     if strangers:  # a leftover of an earlier call on a warm node shares the GPU: its results would not be ours
         raise SystemExit(f"GPU processes that belong to no stack of this run: {strangers}")
     # Each pair's NIXL handshake isolated: its own side channel, held by its own prefill/decode worker.
     channels = side_channels(stacks)
-    atomic_write_json(run.path / "side-channels.json", channels)
-    log(f"NIXL side channels: {'isolated' if channels['ok'] else channels['problems']}")
-    if not channels["ok"]:
-        raise SystemExit(f"NIXL side channels not isolated: {channels['problems']}")
+    write_record(run.path / "side-channels.json", channels)
+    log(f"NIXL side channels: {'isolated' if channels.ok else channels.problems}")
+    if not channels.ok:
+        raise SystemExit(f"NIXL side channels not isolated: {channels.problems}")
     failed = 0
     served = loaded.spec.model.served_name
     with ThreadPoolExecutor(len(stacks)) as pool:
         replies = pool.map(lambda st: smoke_request(st.base_url, served), stacks.values())
         smokes = dict(zip(stacks, replies, strict=True))
     for name, smoke in smokes.items():
-        atomic_write_json(run.cohort_dir(name) / "smoke.json", {"schema_version": 1, **smoke})
-        log(f"{name}: one P/D request: {smoke}")
-        failed += "error" in smoke
+        atomic_write_json(run.cohort_dir(name) / "smoke.json", smoke.record())
+        log(f"{name}: one P/D request: {smoke.record()}")
+        failed += smoke.error is not None
     if failed == len(stacks):  # no stack serves through its router: the canary would only time out
         raise SystemExit("no P/D stack answered one request; see <run>/<cohort>/logs")
     shakes = handshakes({n: st for n, st in stacks.items() if is_pd(st)})
-    atomic_write_json(run.path / "handshakes.json", shakes)
-    log(f"NIXL handshakes: {'every decode worker passed' if shakes['ok'] else shakes['problems']}")
-    if not shakes["ok"]:
-        raise SystemExit(f"NIXL handshakes not as expected: {shakes['problems']}")
+    write_record(run.path / "handshakes.json", shakes)
+    log(f"NIXL handshakes: {'every decode worker passed' if shakes.ok else shakes.problems}")
+    if not shakes.ok:
+        raise SystemExit(f"NIXL handshakes not as expected: {shakes.problems}")
 
 
 def pd_after(run: RunDir, stacks: dict[str, Any]) -> None:
@@ -224,7 +227,7 @@ def pd_after(run: RunDir, stacks: dict[str, Any]) -> None:
             log(f"{name}: decode-side prompt tokens computed (prompt - cached): {tail_summary(run.cohort_dir(name))}")
 
 
-def prepare(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+def prepare(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir) -> tuple[Path, dict[str, Any], NodeTimings]:
     """Model (generated here), cohort records, both builds' overlays; returns (model, builds, timings)."""
     from eval.pipeline import write_cohorts
     from eval.stacks import ensure_build
@@ -237,16 +240,17 @@ def prepare(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir) -> tuple[
     builds, build_s = timed(lambda: {n: ensure_build(loaded.spec, n) for n in loaded.spec.builds})
     for name, b in builds.items():
         log(f"build {name}: vllm {b.vllm_version} wheel {b.wheel_sha256} patched {b.patched_files}")
-    if args.bundle is not None and (args.bundle / "manifest.json").is_file():
-        manifest = json.loads((args.bundle / "manifest.json").read_text())
-        atomic_write_json(run.path / "bundle.json", {"schema_version": 1, **manifest})
-    if args.nixl is not None and (args.nixl / "manifest.json").is_file():
-        atomic_write_json(run.path / "nixl.json", json.loads((args.nixl / "manifest.json").read_text()))
-    timings = {"schema_version": 1, "model_generation_s": gen_s, "builds_s": build_s, "gpus": gpu_inventory()}
+    bundle = read_record(args.bundle / BUNDLE_MANIFEST, BundleManifest) if args.bundle is not None else None
+    if bundle is not None:
+        atomic_write_json(run.path / "bundle.json", bundle.record())
+    nixl = read_record(args.nixl / "manifest.json", NixlManifest) if args.nixl is not None else None
+    if nixl is not None:
+        write_record(run.path / "nixl.json", nixl)
+    timings = NodeTimings(model_generation_s=gen_s, builds_s=build_s, gpus=gpu_inventory())
     return model, builds, timings
 
 
-def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: float) -> dict[str, Any]:
+def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: float) -> NodeTimings:
     from eval.canary.run import canary_config, total
 
     model, _, timings = prepare(args, loaded, run)
@@ -263,32 +267,30 @@ def qualify(args: argparse.Namespace, loaded: LoadedSpec, run: RunDir, t_start: 
         repeat_probes(args, loaded, run, stacks, model)
 
     served, serve_s = timed(serve, loaded, run, model, args.rollouts, together)
-    timings["cold_start_s"] = served.ready_s
+    timings.cold_start_s = served.ready_s
     log(f"ready after (s): {served.ready_s}")
     failed = sorted({c.name for c in loaded.cohorts} - set(served.ready_s))
     if failed:  # recorded as the canary's infra errors of those cohorts (and their rollouts' failure)
-        timings["start_failed"] = failed
+        timings.start_failed = failed
         log(f"stacks that did not start: {failed}")
     walls = served.probe_walls  # seconds from each stack's start to its last probe
     probes = total(canary_config(loaded)) * len(walls)
-    timings |= {"probe_wall_s": walls, "serve_s": serve_s, "probes": probes}
+    timings.probe_wall_s, timings.serve_s, timings.probes = walls, serve_s, probes
     probe_s = max(walls.values(), default=0.0)
-    timings["probing_s"] = probe_s
-    timings["probes_per_min"] = round(probes / probe_s * 60, 1) if probe_s else None
-    timings["acceptance"] = {n: acceptance(run.cohort_dir(n) / "metrics.jsonl") for n in walls}
+    timings.probing_s = probe_s
+    timings.probes_per_min = round(probes / probe_s * 60, 1) if probe_s else None
+    timings.acceptance = {n: acceptance(run.cohort_dir(n) / "metrics.jsonl") for n in walls}
     if args.rollouts:
         swebench = [c.name for c in loaded.cohorts if c.runs("swebench")]
-        timings["rollout_acceptance"] = {
-            n: acceptance(run.cohort_dir(n) / "metrics.jsonl", "swebench") for n in swebench
-        }
-    timings["verdicts"] = {n: {"verdict": s.verdict, "reason": s.reason} for n, s in served.canary.items()}
+        timings.rollout_acceptance = {n: acceptance(run.cohort_dir(n) / "metrics.jsonl", "swebench") for n in swebench}
+    timings.verdicts = {n: {"verdict": s.verdict, "reason": s.reason} for n, s in served.canary.items()}
     for n, s in served.canary.items():
         log(f"{n}: {s.verdict}: {s.reason}")
     if args.no_warm or time.monotonic() - t_start > args.budget_s:
         log("warm restart skipped")
         return timings
-    timings["warm_start_s"] = warm_restart(loaded, args.results / f"{run.path.name}-warm", model)
-    log(f"warm restart ready: {timings['warm_start_s']}")
+    timings.warm_start_s = warm_restart(loaded, args.results / f"{run.path.name}-warm", model)
+    log(f"warm restart ready: {timings.warm_start_s}")
     return timings
 
 
@@ -299,10 +301,10 @@ def main(argv: list[str] | None = None) -> int:
     run = open_run(loaded, args.results, args.run_id)
     log(f"run {run.path}: cohorts {', '.join(c.name for c in loaded.cohorts)}")
     timings = qualify(args, loaded, run, t_start)
-    timings["total_s"] = round(time.monotonic() - t_start, 1)
-    atomic_write_json(run.path / "timings.json", timings)
+    timings.total_s = round(time.monotonic() - t_start, 1)
+    write_record(run.path / "timings.json", timings)
     run.mark(ended_at=now())
-    log(f"done in {timings['total_s']} s: {run.path}")
+    log(f"done in {timings.total_s} s: {run.path}")
     return 0
 
 

@@ -154,7 +154,7 @@ def run_agent(task: Any, respond: Any, kind: str = "toolcall", retries: int = 2,
                 async with aiohttp.ClientSession() as session:
                     agent = load(AGENTS, kind)(AgentContext(agent_spec, config, session, "unit-key"))
                     try:
-                        outcome = await agent.run(task, sandbox, lines.append)
+                        outcome = await agent.run(task, sandbox, lambda ln: lines.append(ln.model_dump(mode="json")))
                     except Exception as e:
                         return None, e, None
                     return outcome, None, sandbox.diff()

@@ -14,6 +14,7 @@ from pathlib import Path
 from eval.executors.slurm.shard import ShardPlan, reveal_secret_overrides
 from eval.store.atomic import atomic_write_json
 from eval.store.run import RunDir
+from tests.fixtures.verdicts import write_verdict
 
 
 def write_units(plan: ShardPlan, instance_ids: list[str]) -> int:
@@ -31,8 +32,7 @@ def write_units(plan: ShardPlan, instance_ids: list[str]) -> int:
             unit = run.unit_dir(plan.cohort, iid, repeat)
             unit.mkdir(parents=True, exist_ok=True)
             time.sleep(sleep_s)
-            verdict = {"schema_version": 1, "cohort": plan.cohort, "instance_id": iid, "repeat": repeat}
-            atomic_write_json(unit / "verdict.json", verdict | {"status": "completed", "seed": repeat})
+            write_verdict(unit, "completed", plan.cohort, instance_id=iid, repeat=repeat, seed=repeat)
     return 0
 
 

@@ -55,7 +55,7 @@ class SlurmExecutor:
         stop = EarlyStop(run.path, cohort.name, every_s=30.0) if early_stop else None
         poll = self._progress(run, cohort, tasks, progress)
         array = run_array(self.loaded, run, cohort, stack.base_url, on_poll=poll, early_stop=stop)
-        stopped = f"; stopped early: {stop.record['reason']}" if stop is not None and stop.record else ""
+        stopped = f"; stopped early: {stop.record.reason}" if stop is not None and stop.record else ""
         return (
             f"{cohort.name}: {array.done}/{array.units} units done, {array.unfinished} unfinished "
             f"(Slurm jobs {', '.join(array.job_ids)}){stopped}"

@@ -18,12 +18,11 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from eval.secrets import redact_argv
-from eval.store.atomic import atomic_write_json, read_json
+from store.record_io import read_record, write_record
+from store.stack_records import Endpoint
 
-SCHEMA_VERSION = 1
 _PLACEHOLDER = re.compile(r"\{(python|host|(?:port|url)\.[a-z]+\.\d+)\}")
 _WILDCARD = ("0.0.0.0", "::", "")
 
@@ -61,13 +60,13 @@ def job_dir(endpoints: Path) -> Path:
     return endpoints / os.environ.get("SLURM_JOB_ID", "nojob")
 
 
-def wait_for(keys: set[str], directory: Path, poll_s: float = 0.5) -> dict[str, dict[str, Any]]:
+def wait_for(keys: set[str], directory: Path, poll_s: float = 0.5) -> dict[str, Endpoint]:
     """Endpoint records of `keys`, waiting until each exists (the job's time limit bounds the wait)."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, Endpoint] = {}
     while len(found) < len(keys):
         for key in keys - set(found):
-            rec = read_json(directory / f"{key}.json")
-            if isinstance(rec, dict):
+            rec = read_record(directory / f"{key}.json", Endpoint)
+            if rec is not None:
                 found[key] = rec
         if len(found) < len(keys):
             time.sleep(poll_s)
@@ -80,8 +79,8 @@ def mapping_for(argv: list[str], key: str, python: str, bind: str, port: int, di
     mapping = {"python": python, "host": bind, f"port.{key}": str(port)}
     mapping[f"url.{key}"] = f"http://{advertised_host(bind)}:{port}"
     for peer, rec in wait_for(peers, directory).items():
-        mapping[f"url.{peer}"] = rec["url"]
-        mapping[f"port.{peer}"] = str(rec["port"])
+        mapping[f"url.{peer}"] = rec.url
+        mapping[f"port.{peer}"] = str(rec.port)
     return mapping
 
 
@@ -89,28 +88,27 @@ def render(argv: list[str], mapping: dict[str, str]) -> list[str]:
     return [_PLACEHOLDER.sub(lambda m: mapping[m.group(1)], a) for a in argv]
 
 
-def record(key: str, bind: str, port: int, argv: list[str], log: Path) -> dict[str, Any]:
+def record(key: str, bind: str, port: int, argv: list[str], log: Path) -> Endpoint:
     role, _, index = key.partition(".")
     host = advertised_host(bind)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "key": key,
-        "role": role,
-        "index": int(index),
-        "node": os.environ.get("SLURMD_NODENAME", socket.gethostname()),
-        "hostname": socket.gethostname(),
-        "host": host,
-        "bind": bind,
-        "port": port,
-        "url": f"http://{host}:{port}",
-        "job_id": os.environ.get("SLURM_JOB_ID"),
-        "step_id": os.environ.get("SLURM_STEP_ID"),
-        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-        "pid": os.getpid(),
-        "argv": redact_argv(argv),
-        "log": str(log),
-        "started_at": time.time(),
-    }
+    return Endpoint(
+        key=key,
+        role=role,
+        index=int(index),
+        node=os.environ.get("SLURMD_NODENAME", socket.gethostname()),
+        hostname=socket.gethostname(),
+        host=host,
+        bind=bind,
+        port=port,
+        url=f"http://{host}:{port}",
+        job_id=os.environ.get("SLURM_JOB_ID"),
+        step_id=os.environ.get("SLURM_STEP_ID"),
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        pid=os.getpid(),
+        argv=redact_argv(argv),
+        log=str(log),
+        started_at=time.time(),
+    )
 
 
 def main(args: list[str] | None = None) -> None:
@@ -133,7 +131,7 @@ def main(args: list[str] | None = None) -> None:
         os.environ.setdefault("VLLM_NIXL_SIDE_CHANNEL_HOST", advertised_host(ns.bind))
     rendered = render(argv, mapping_for(argv, ns.key, ns.python, ns.bind, port, directory))
     ns.log.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(directory / f"{ns.key}.json", record(ns.key, ns.bind, port, rendered, ns.log))
+    write_record(directory / f"{ns.key}.json", record(ns.key, ns.bind, port, rendered, ns.log))
     fd = os.open(ns.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)

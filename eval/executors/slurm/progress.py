@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from eval.executors.slurm.rollouts import Submission
-from eval.store.atomic import read_json
 from eval.store.run import RunDir
+from store.layout import VERDICT
+from store.record_io import read_record
+from store.unit_records import VerdictRecord
 
 
 class ArrayProgress:
@@ -24,8 +26,8 @@ class ArrayProgress:
         for instance, repeat in sorted(k for k in self.left if self.run.unit_done(self.cohort, *k)):
             self.left.discard((instance, repeat))
             self.row.done += 1
-            verdict = read_json(self.run.unit_dir(self.cohort, instance, repeat) / "verdict.json")
-            if isinstance(verdict, dict) and verdict.get("status") == "infra_error":
+            verdict = read_record(self.run.unit_dir(self.cohort, instance, repeat) / VERDICT, VerdictRecord)
+            if verdict is not None and verdict.status == "infra_error":
                 self.row.infra_errors += 1
 
     def __call__(self, sub: Submission) -> None:

@@ -23,8 +23,17 @@ from eval.stacks.builds import BuildEnv
 from eval.stacks.lifecycle import StartStop
 from eval.stacks.local import StackError
 from eval.stacks.process import now_iso
-from eval.stacks.provenance import SCHEMA_VERSION, host_name, safe_env, stack_json_path
-from eval.store.atomic import atomic_write_text, read_json
+from eval.stacks.provenance import host_name, safe_env, stack_json_path
+from eval.store.atomic import atomic_write_text
+from store.record_io import read_record
+from store.stack_records import (
+    Endpoint,
+    LaunchCommand,
+    PatchFile,
+    SlurmEndpointSummary,
+    SlurmStackInfo,
+    StackRecord,
+)
 
 ENDPOINT_FIELDS = ("node", "host", "port", "url", "cuda_visible_devices")
 
@@ -60,7 +69,7 @@ class SlurmStack(StartStop):
         self.poll_s = poll_s
         self.job_id: str | None = None
         self.script_path: Path | None = None
-        self.endpoints: dict[str, dict[str, Any]] = {}
+        self.endpoints: dict[str, Endpoint] = {}
         self.info: cluster.JobInfo | None = None
         self._probe: dict[str, Any] = {}
         self._launched_at: str | None = None
@@ -77,7 +86,7 @@ class SlurmStack(StartStop):
 
     def command_lines(self) -> list[str]:
         """Each process's command line (secrets redacted), with the node it runs on once the job started."""
-        nodes = {k: e.get("node") for k, e in self.endpoints.items()}
+        nodes = {k: e.node for k, e in self.endpoints.items()}
         return [c.shell() + (f"  # on {nodes[c.key]}" if nodes.get(c.key) else "") for c in self.job.commands]
 
     # ------------------------------------------------------------ addresses
@@ -85,7 +94,7 @@ class SlurmStack(StartStop):
     def _url(self, key: str) -> str:
         if key not in self.endpoints:
             raise SlurmStackError(f"{self.job.cohort}: {key} has not published its endpoint yet")
-        return str(self.endpoints[key]["url"])
+        return self.endpoints[key].url
 
     @property
     def base_url(self) -> str:
@@ -136,8 +145,8 @@ class SlurmStack(StartStop):
     def _read_endpoints(self) -> None:
         directory = self.cohort_dir / "slurm" / "endpoints" / str(self.job_id)
         for cmd in self.job.commands:
-            rec = read_json(directory / f"{cmd.key}.json")
-            if isinstance(rec, dict):
+            rec = read_record(directory / f"{cmd.key}.json", Endpoint)
+            if rec is not None:
                 self.endpoints[cmd.key] = rec
 
     def _ready(self, client: httpx.Client) -> bool:
@@ -194,49 +203,60 @@ class SlurmStack(StartStop):
 
     # ------------------------------------------------------------ provenance
 
-    def slurm_record(self) -> dict[str, Any]:
+    def slurm_record(self) -> SlurmStackInfo:
         info = self.info
-        return {
-            "job_id": self.job_id,
-            "job_name": info.name if info else None,
-            "nodes": info.nodes if info else [],
-            "batch_host": info.batch_host if info else None,
-            "partition": info.fields.get("Partition") if info else None,
-            "state": info.state if info else None,
-            "script": str(self.script_path) if self.script_path else None,
-            "endpoints": {
-                k: {f: v.get(f) for f in ("node", "host", "port", "url", "cuda_visible_devices")}
+        return SlurmStackInfo(
+            job_id=self.job_id,
+            job_name=info.name if info else None,
+            nodes=info.nodes if info else [],
+            batch_host=info.batch_host if info else None,
+            partition=info.fields.get("Partition") if info else None,
+            state=info.state if info else None,
+            script=str(self.script_path) if self.script_path else None,
+            endpoints={
+                k: SlurmEndpointSummary.model_validate(v.model_dump(include=set(ENDPOINT_FIELDS)))
                 for k, v in self.endpoints.items()
             },
-        }
+        )
 
     def provenance(self) -> dict[str, Any]:
+        """The stack.json record as JSON (the Stack protocol's provenance)."""
+        return self.stack_record().record()
+
+    def stack_record(self) -> StackRecord:
         b, probe = self.build, self._probe
         commands = [
-            {"role": e.get("role"), "index": e.get("index"), "argv": e.get("argv"), "env": redact_env(self.job.env)}
-            | {"pid": e.get("pid"), "port": e.get("port"), "log": e.get("log"), "node": e.get("node")}
+            LaunchCommand(
+                role=e.role,
+                index=e.index,
+                argv=e.argv,
+                env=redact_env(self.job.env),
+                pid=e.pid,
+                port=e.port,
+                log=e.log,
+                node=e.node,
+            )
             for e in self.endpoints.values()
         ]
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "cohort": self.job.cohort,
-            "launched_at": self._launched_at,
-            "stopped_at": self._stopped_at,
-            "build": b.name if b else None,
-            "vllm_version": probe.get("vllm_version") or (b.vllm_version if b else None),
-            "vllm_path": str(probe.get("vllm_path") or (b.vllm_path if b else None)),
-            "wheel_sha256": b.wheel_sha256 if b else None,
-            "patches": [p.record() for p in b.patches] if b else [],
-            "patched_files": probe.get("hashes", {}),
-            "commands": commands,
-            "env": safe_env({**os.environ, **self.job.env}),
-            "python": probe.get("python"),
-            "torch": probe.get("torch") or (b.torch if b else None),
-            "gpus": [],  # the GPUs are on the job's nodes: see slurm.endpoints.*.cuda_visible_devices
-            "host": host_name(),
-            "base_url": self.base_url if self.endpoints else None,
-            "slurm": self.slurm_record(),
-        }
+        return StackRecord(
+            cohort=self.job.cohort,
+            launched_at=self._launched_at,
+            stopped_at=self._stopped_at,
+            build=b.name if b else None,
+            vllm_version=probe.get("vllm_version") or (b.vllm_version if b else None),
+            vllm_path=str(probe.get("vllm_path") or (b.vllm_path if b else None)),
+            wheel_sha256=b.wheel_sha256 if b else None,
+            patches=[PatchFile.model_validate(p.record()) for p in b.patches] if b else [],
+            patched_files=probe.get("hashes", {}),
+            commands=commands,
+            env=safe_env({**os.environ, **self.job.env}),
+            python=probe.get("python"),
+            torch=probe.get("torch") or (b.torch if b else None),
+            gpus=[],  # the GPUs are on the job's nodes: see slurm.endpoints.*.cuda_visible_devices
+            host=host_name(),
+            base_url=self.base_url if self.endpoints else None,
+            slurm=self.slurm_record(),
+        )
 
     def _write_provenance(self) -> None:
         if self._stack_json is None:

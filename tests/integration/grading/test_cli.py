@@ -12,6 +12,7 @@ from eval.cli import app
 from eval.spec.models import CohortFile
 from eval.store.atomic import atomic_write_json, read_json
 from eval.tasks.exclusions import read as read_exclusions
+from tests.fixtures.verdicts import write_verdict
 
 RUNNER = CliRunner()
 
@@ -41,8 +42,7 @@ def make_run(run: Path, local_set: Path, units: dict[str, tuple[str, str | None]
         unit.mkdir(parents=True)
         if patch is not None:
             (unit / "patch.diff").write_text(patch)
-        verdict = {"schema_version": 1, "cohort": "c1", "instance_id": instance_id, "repeat": 0, "status": status}
-        atomic_write_json(unit / "verdict.json", verdict)
+        write_verdict(unit, status, "c1")
 
 
 def grade_of(run: Path, instance_id: str) -> dict | None:

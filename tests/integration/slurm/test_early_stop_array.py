@@ -10,29 +10,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from eval.executors.slurm.rollouts import Runner, run_array
 from eval.rollout.stopper import EarlyStop
 from eval.store.run import open_run
+from store.decisions import Comparison, Decisions
 from tests.integration.slurm.test_rollout_array import RUNNER, _loaded, starts
 
 pytestmark = pytest.mark.slurm
 COHORT = "stock-off"
 
 
-def decided_after_two_instances(run_dir: Path) -> dict[str, Any]:
+def decided_after_two_instances(run_dir: Path) -> Decisions:
     """Stand-in for the analysis: FAIL once two instances have every repeat done."""
     done: dict[str, int] = {}
     for v in (Path(run_dir) / COHORT / "units").glob("*/r*/verdict.json"):
         done[v.parent.parent.name] = done.get(v.parent.parent.name, 0) + 1
     decided = sum(n >= 2 for n in done.values()) >= 2
-    mine = {"control": "a-control", "decision": "FAIL" if decided else "INCONCLUSIVE", "decided_at": 2,
-            "prefix": 2, "planned": 6, "estimate": 0.5, "lower": 0.2, "upper": 0.8}  # fmt: skip
-    mine |= {"margin": 0.03, "alpha": 0.05}
-    return {"method": "stand-in", "comparisons": {COHORT: mine}}
+    mine = Comparison(control="a-control", decision="FAIL" if decided else "INCONCLUSIVE",
+                      decided_at=2 if decided else None, prefix=2, planned=6, estimate=0.5, lower=0.2, upper=0.8,
+                      margin=0.03, alpha=0.05)  # fmt: skip
+    return Decisions(method="stand-in", repeats=1, comparisons={COHORT: mine})
 
 
 def test_a_decided_comparison_cancels_the_array(tmp_path: Path, job_env: None, local_tasks: Path) -> None:

@@ -39,7 +39,7 @@ def test_array_runs_every_unit_once(tmp_path: Path, job_env: None, local_tasks: 
     assert len(summary.submissions) == 1 and len(summary.submissions[0].shards) == 3
     units = [s["unit"] for s in starts(run.cohort_dir("stock-off"))]
     assert len(units) == len(set(units)) == 12
-    assert [j["job_id"] for j in jobs_of(run.cohort_dir("stock-off"), "rollout")] == summary.job_ids
+    assert [j.job_id for j in jobs_of(run.cohort_dir("stock-off"), "rollout")] == summary.job_ids
 
 
 def test_cancelled_task_is_resubmitted_for_its_unfinished_units_only(
@@ -76,7 +76,7 @@ def test_cancelled_task_is_resubmitted_for_its_unfinished_units_only(
     assert {u.split("/")[0] for u in again} <= set(shard1)
     first_units = [s["unit"] for s in starts(cdir) if s["submission"] == 0]
     assert len(first_units) == len(set(first_units))  # no unit twice within a submission
-    states = {j["job_id"]: j.get("task_states") for j in jobs_of(cdir, "rollout")}
+    states = {j.job_id: j.task_states for j in jobs_of(cdir, "rollout")}
     assert states[first.job_id]["1"] == "CANCELLED"  # type: ignore[index]
 
 

@@ -92,8 +92,8 @@ def test_serve_runs_the_stack_as_a_slurm_job(cohort_file: Path, tmp_path: Path, 
         logs, _ = read_until(proc, "logs:")
         assert httpx.get(base_url + "/v1/models", trust_env=False).json()["data"][0]["id"] == "m"
         jobs = jobs_of(run_dir / "stock-off", "stack")
-        assert len(jobs) == 1 and jobs[0]["state"] != "CANCELLED"
-        job_id = jobs[0]["job_id"]
+        assert len(jobs) == 1 and jobs[0].state != "CANCELLED"
+        job_id = jobs[0].job_id
         assert [j.state for j in cluster.show_jobs(job_id)] == ["RUNNING"]
         commands = [ln for ln in lines if ln.startswith("command:")]
         assert len(commands) == 1 and "# on " in commands[0]  # the node the job runs on
@@ -113,8 +113,8 @@ def test_probe_runs_each_stack_as_a_slurm_job(cohort_file: Path, tmp_path: Path,
     for cohort in ("stock-off", "stock-ngram"):
         cdir = tmp_path / "r" / cohort
         jobs = jobs_of(cdir, "stack")
-        assert len(jobs) == 1 and jobs[0]["state"] == "CANCELLED", (cohort, jobs)
-        assert read_json(cdir / "stack.json")["slurm"]["job_id"] == jobs[0]["job_id"]
+        assert len(jobs) == 1 and jobs[0].state == "CANCELLED", (cohort, jobs)
+        assert read_json(cdir / "stack.json")["slurm"]["job_id"] == jobs[0].job_id
         assert list((cdir / "probes").glob("*.json")), f"{cohort}: no probe records"
 
 
@@ -124,4 +124,4 @@ def test_run_runs_each_stack_as_a_slurm_job(cohort_file: Path, tmp_path: Path, s
     assert (tmp_path / "r" / "report.md").is_file(), out  # the stub server answers no probe: the report says so
     for cohort in ("stock-off", "stock-ngram"):
         jobs = jobs_of(tmp_path / "r" / cohort, "stack")
-        assert len(jobs) == 1 and jobs[0]["state"] == "CANCELLED", (cohort, jobs)
+        assert len(jobs) == 1 and jobs[0].state == "CANCELLED", (cohort, jobs)

@@ -57,13 +57,13 @@ def test_single_server_job_is_discovered_through_its_file(tmp_path: Path, job_en
     assert prov["slurm"]["job_id"] == stack.job_id and prov["slurm"]["nodes"]
     assert prov["stopped_at"] is not None and prov["base_url"] == stack.base_url
     recorded = jobs_of(tmp_path / "c", "stack")
-    assert [(j["job_id"], j["state"]) for j in recorded] == [(stack.job_id, "CANCELLED")]
+    assert [(j.job_id, j.state) for j in recorded] == [(stack.job_id, "CANCELLED")]
 
 
 def test_wildcard_bind_advertises_the_node_name(tmp_path: Path, job_env: None) -> None:
     with SlurmStack(job(tmp_path, [standin("server", 0)], bind="0.0.0.0"), None, poll_s=0.3) as stack:
-        host = stack.endpoints["server.0"]["host"]
-        assert host == stack.endpoints["server.0"]["hostname"] and host != "0.0.0.0"
+        host = stack.endpoints["server.0"].host
+        assert host == stack.endpoints["server.0"].hostname and host != "0.0.0.0"
         assert httpx.get(stack.base_url + "/health", trust_env=False).status_code == 200
 
 
@@ -78,12 +78,12 @@ def test_pd_stack_routes_through_the_router(tmp_path: Path, job_env: None) -> No
     )
     commands = [standin("prefill", 0), standin("decode", 0), router]
     with SlurmStack(job(tmp_path, commands), None, startup_timeout_s=60, poll_s=0.3) as stack:
-        assert stack.base_url == stack.endpoints["router.0"]["url"]
+        assert stack.base_url == stack.endpoints["router.0"].url
         assert len(stack.metrics_urls) == 2
         # The toy proxy forwards GETs to the decode worker.
         assert httpx.get(stack.base_url + "/v1/models", trust_env=False).json()["data"][0]["id"] == "decode.0"
-        argv = stack.endpoints["router.0"]["argv"]
-        assert stack.endpoints["prefill.0"]["url"] in argv and stack.endpoints["decode.0"]["url"] in argv
+        argv = stack.endpoints["router.0"].argv
+        assert stack.endpoints["prefill.0"].url in argv and stack.endpoints["decode.0"].url in argv
     assert [j.state for j in cluster.show_jobs(str(stack.job_id))] == ["CANCELLED"]
 
 

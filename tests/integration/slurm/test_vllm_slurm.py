@@ -92,7 +92,7 @@ def test_slurm_stack_and_array_equal_the_local_executor(tmp_path: Path, job_env:
             cancelled.append(sub.job_id)
 
     with SlurmExecutor(loaded).stack(cohort, model, slurm_run.path, build) as stack:
-        assert stack.job_id and stack.endpoints["server.0"]["node"]
+        assert stack.job_id and stack.endpoints["server.0"].node
         summary = run_array(loaded, slurm_run, cohort, stack.base_url, on_poll=cancel_task_1_mid_run)
         local = asyncio.run(run_rollouts(loaded, local_run, cohort, stack.base_url, tasks))
         status = run_status(slurm_run.path)[0]

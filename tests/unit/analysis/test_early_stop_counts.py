@@ -3,12 +3,13 @@ the demo's reverted MTP 5 row read 0/13 on one machine and 0/17 on another for t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from analysis.load import load_run
 from analysis.qualify import analyze
 from analysis.summary import planned_order
+from store.record_io import write_record
+from store.unit_records import EarlyStopRecord
 from tests.fixtures.synth_results import MOTIVATING, make_run
 from tests.unit.analysis.conftest import scaled
 
@@ -18,8 +19,10 @@ def test_units_finished_after_the_decision_are_not_counted(tmp_path: Path) -> No
     cohort = next(c for c in MOTIVATING if c.control)
     before = analyze(load_run(run_dir)).summaries[cohort.name]
     assert before.units == 120 and before.after_stop_units == 0
-    stop = {"schema_version": 1, "decision": "FAIL", "decided_at": 12, "planned": 40}
-    (run_dir / cohort.name / "early_stop.json").write_text(json.dumps(stop))
+    stop = EarlyStopRecord(cohort=cohort.name, control=cohort.control, decision="FAIL", decided_at=12, planned=40,
+                           lower=0.05, upper=0.3, margin=0.03, alpha=0.05, stopped_at="2026-12-05T00:00:00+00:00",
+                           units_finished_when_asked=50, reason="FAIL decided at instance 12 of 40")  # fmt: skip
+    write_record(run_dir / cohort.name / "early_stop.json", stop)
     after = analyze(load_run(run_dir))
     s = after.summaries[cohort.name]
     assert s.units == 36 and s.after_stop_units == 84

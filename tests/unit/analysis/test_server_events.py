@@ -9,20 +9,24 @@ import shutil
 from pathlib import Path
 
 from analysis import analyze
+from store.stack_records import ServerEvent
 
 
 def events(cohort_dir: Path, deaths: int, gave_up: bool, max_restarts: int = 3) -> None:
     lines = []
     for n in range(1, deaths + 1):
         base = {"schema_version": 1, "time": "2026-12-02T20:00:00.000+00:00", "stack_id": "abc", "process": "server.0"}
+        base |= {"max_restarts": max_restarts}
         tail = f"INFO step {n}\nRuntimeError: worker {n} crashed"
         lines.append({**base, "event": "died", "exit_code": -9, "deaths": n, "restarts": n - 1, "log_tail": tail})
         if n <= max_restarts:
             lines.append({**base, "event": "restarted", "deaths": n, "restarts": n, "ready_s": 31.5})
         elif gave_up:
-            lines.append({**base, "event": "gave_up", "deaths": n, "restarts": n - 1, "max_restarts": max_restarts,
-                          "exit_code": -9, "log_tail": tail})  # fmt: skip
-    text = "".join(json.dumps(x) + "\n" for x in lines)
+            lines.append(
+                {**base, "event": "gave_up", "deaths": n, "restarts": n - 1, "exit_code": -9, "log_tail": tail}
+            )
+    written = [ServerEvent.model_validate(x).model_dump(mode="json") for x in lines]  # as the stack writes them
+    text = "".join(json.dumps(x) + "\n" for x in written)
     (cohort_dir / "server_events.jsonl").write_text(text + '{"torn', encoding="utf-8")  # a torn last line is skipped
 
 

@@ -17,6 +17,7 @@ from analysis.paired import PairedComparison
 from analysis.sequential import Outcome
 from analysis.summary import DEFAULT_POLICY, CohortSummary
 from analysis.verdict import decide
+from store.unit_records import EarlyStopRecord
 from tests.fixtures.synth_results import MOTIVATING, make_run
 
 
@@ -194,7 +195,9 @@ def test_an_early_stopped_cohort_quotes_one_bound_and_says_what_it_is() -> None:
     # The stopper's record holds the bounds of the moment it asked (here -14.90 .. +14.90 at instance 27); the
     # reason quotes only the confidence sequence over every instance graded, once (issue 31: two different bounds).
     said = "PASS decided at instance 27 of 30 in the shared order (drop bounds -14.90 .. +14.90 pts)"
-    stop = {"decision": "PASS", "decided_at": 27, "planned": 30, "lower": -0.149, "upper": 0.149, "reason": said}
+    stop = EarlyStopRecord(cohort="mtp", control="off", decision="PASS", decided_at=27, planned=30, lower=-0.149,
+                           upper=0.149, margin=0.03, alpha=0.05, stopped_at="2026-12-05T00:00:00+00:00",
+                           units_finished_when_asked=81, reason=said)  # fmt: skip
     verdict, reason = decide(summary(early_stop=stop), comparison(-0.02, 0.02))
     assert verdict == "PASS"
     assert "rollouts stopped early: PASS decided at instance 27 of 30 in the shared order" in reason

@@ -52,11 +52,11 @@ def test_acceptance_is_counted_per_workload(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(lines) + "\n")
     canary = qualify_node.acceptance(path)
-    assert canary["acceptance_rate"] == 0.1
+    assert canary.acceptance_rate == 0.1
     rollouts = qualify_node.acceptance(path, "swebench")
-    assert (rollouts["drafts"], rollouts["draft_tokens"], rollouts["accepted_tokens"]) == (100, 500, 400)
-    assert rollouts["acceptance_rate"] == 0.8
-    assert rollouts["mean_acceptance_length"] == 5.0
+    assert (rollouts.drafts, rollouts.draft_tokens, rollouts.accepted_tokens) == (100, 500, 400)
+    assert rollouts.acceptance_rate == 0.8
+    assert rollouts.mean_acceptance_length == 5.0
 
 
 def test_a_selection_without_the_canary_reference_is_refused_before_anything_starts() -> None:

@@ -61,9 +61,9 @@ def test_pairs_with_their_own_side_channels_pass(tmp_path: Path, ports: list[int
         for p in (a, b, c, d):
             wait_listening(p)
         result = pd_checks.side_channels({"x": PdStackDouble(procs), "y": PdStackDouble(other)})
-        assert result["ok"], result["problems"]
-        assert {r["side_channel_port"] for r in result["workers"]} == {a, b, c, d}
-        assert all(r["own"] for r in result["workers"])
+        assert result.ok, result.problems
+        assert {r.side_channel_port for r in result.workers} == {a, b, c, d}
+        assert all(r.own for r in result.workers)
     finally:
         for p in procs + other:
             p.stop(5)
@@ -78,14 +78,14 @@ def test_a_side_channel_held_by_another_group_or_shared_is_refused(tmp_path: Pat
     try:
         wait_listening(b)
         result = pd_checks.side_channels({"x": PdStackDouble(procs), "y": PdStackDouble(twin)})
-        assert not result["ok"]
-        text = " ".join(result["problems"])
+        assert not result.ok
+        text = " ".join(result.problems)
         assert f"x/prefill.0: side channel {a} is held by pids" in text and "not by its own" in text
         assert f"y/decode.0: side channel {b} is also x/decode.0's" in text
         same = worker(tmp_path, "decode", ha, ha, None)  # its side channel is its own HTTP port
         twin.append(same)
         clash = pd_checks.side_channels({"x": PdStackDouble([same])})
-        assert any("also an HTTP port" in p for p in clash["problems"])
+        assert any("also an HTTP port" in p for p in clash.problems)
     finally:
         for p in [leftover, *procs, *twin]:
             p.stop(5)
@@ -96,6 +96,6 @@ def test_handshakes_read_the_decode_logs(tmp_path: Path) -> None:
     good.log_path.write_text("INFO ... NIXL compatibility check passed (hash: abc)\n")
     bad = ManagedProcess("decode", 0, [], {}, {}, tmp_path / "bad.log", 2)
     bad.log_path.write_text("RuntimeError: Remote NIXL agent engine ID mismatch. Expected a,received b.\n")
-    assert pd_checks.handshakes({"g": PdStackDouble([good])})["ok"]
+    assert pd_checks.handshakes({"g": PdStackDouble([good])}).ok
     result = pd_checks.handshakes({"g": PdStackDouble([good]), "b": PdStackDouble([bad])})
-    assert not result["ok"] and "b/decode.0: 0 handshakes passed" in result["problems"][0]
+    assert not result.ok and "b/decode.0: 0 handshakes passed" in result.problems[0]

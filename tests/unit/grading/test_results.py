@@ -81,9 +81,10 @@ def test_harness_run_id_is_stable_and_container_safe(tmp_path: Path) -> None:
 def test_grade_record_schema(tmp_path: Path) -> None:
     record = write_grade(tmp_path, GradeResult("unresolved", False, tests=TESTS), "local")
     assert read_grade(tmp_path) == record
-    assert set(record) == {"schema_version", "grader", "status", "resolved", "infra_reason", "tests", "graded_at"}
-    assert record["schema_version"] == 1
+    written = json.loads((tmp_path / "grade.json").read_text())
+    assert set(written) == {"schema_version", "grader", "status", "resolved", "infra_reason", "tests", "graded_at"}
+    assert written["schema_version"] == 1 and written["tests"] == TESTS
     infra = grade_record(GradeResult("infra_error", False, infra_reason="engine down"), "docker")
-    assert infra["resolved"] is None
+    assert infra.resolved is None
     with pytest.raises(ValueError):
         grade_record(GradeResult("maybe", None), "local")

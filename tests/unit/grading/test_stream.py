@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
 from eval.grading.record import read_grade
 from eval.grading.stream import GradeQueue, grade_unit
 from eval.protocols import GradeResult, Task
+from tests.fixtures.verdicts import write_verdict
 
 
 class ScriptedGrader:
@@ -35,7 +35,7 @@ def unit(root: Path, name: str, status: str = "completed", patch: str | None = "
     path.mkdir(parents=True)
     if patch is not None:
         (path / "patch.diff").write_text(patch)
-    (path / "verdict.json").write_text(json.dumps({"schema_version": 1, "instance_id": "a__b-1", "status": status}))
+    write_verdict(path, status, instance_id="a__b-1", repeat=0)
     return path
 
 
@@ -45,7 +45,7 @@ def test_queue_grades_every_unit_and_writes_grade_json(tmp_path: Path) -> None:
     with GradeQueue(grader, "local", workers=3) as queue:
         futures = [queue.submit(TASK, u) for u in units]
     assert [f.result().status for f in futures] == ["resolved", "unresolved"] * 3  # type: ignore[union-attr]
-    assert [read_grade(u)["status"] for u in units] == ["resolved", "unresolved"] * 3  # type: ignore[index]
+    assert [read_grade(u).status for u in units] == ["resolved", "unresolved"] * 3  # type: ignore[union-attr]
     assert {call[2] for call in grader.calls} == {u / "grade" for u in units}
 
 
@@ -85,7 +85,7 @@ def test_grader_crash_is_an_infra_grade(tmp_path: Path) -> None:
     result = grade_unit(ScriptedGrader({}), "docker", TASK, path)
     assert result is not None and result.status == "infra_error"
     grade = read_grade(path)
-    assert grade is not None and grade["resolved"] is None and "docker went away" in grade["infra_reason"]
+    assert grade is not None and grade.resolved is None and "docker went away" in (grade.infra_reason or "")
 
 
 class GatedGrader:

@@ -45,7 +45,7 @@ def test_output_cut_at_the_pytest_line_is_infra_not_unresolved(tasks: list[Task]
     result = grade(calc(tasks), log)
     assert (result.status, result.resolved, result.tests) == ("infra_error", None, {})
     assert result.infra_reason is not None and "end-of-output marker" in result.infra_reason
-    assert grade_record(result, "local")["resolved"] is None
+    assert grade_record(result, "local").resolved is None
 
 
 @pytest.mark.parametrize(

@@ -25,9 +25,10 @@ from eval.protocols import ExecResult, GradeResult, Task
 from eval.rollout.run import run_rollouts
 from eval.rollout.stopper import EarlyStop, write_order
 from eval.spec.load import LoadedSpec, load_spec
-from eval.store.atomic import atomic_write_json
 from eval.store.run import RunDir, open_run
 from store.order import ordered
+from store.record_io import write_record
+from store.records import CohortRecord
 from tests.doubles.scripted_model import ScriptedModelServer, scripted, submit
 
 INSTANCES, REPEATS, MARGIN, ALPHA = 500, 3, 0.03, 0.05
@@ -90,8 +91,10 @@ def start_run(loaded: LoadedSpec, root: Path, tasks: list[Task]) -> RunDir:
     run = open_run(loaded, root, "early")
     write_order(run.path, [t.instance_id for t in tasks])
     for name, control in (("off", None), ("mtp", "off"), ("same", "off")):
-        atomic_write_json(run.cohort_dir(name) / "cohort.json",
-                          {"schema_version": 1, "name": name, "control": control, "policy": POLICY})  # fmt: skip
+        record = CohortRecord(name=name, label=name, factors={}, factor_labels={}, columns={}, control=control,
+                              policy=POLICY, speculative_config=None, build=None, topology=None,
+                              tool_call_parser=None, gpus=0, commands=[])  # fmt: skip
+        write_record(run.cohort_dir(name) / "cohort.json", record)
     return run
 
 

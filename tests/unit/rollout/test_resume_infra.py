@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 from eval.rollout.run import run_rollouts
 from eval.rollout.stopper import RECORD, EarlyStop
 from eval.rollout.units import infra_units, plan_units
 from eval.store.run import open_run
+from store.decisions import Comparison, Decisions
 from tests.doubles.scripted_model import ScriptedModelServer, scripted, solver
 
 
@@ -48,11 +48,11 @@ def test_a_resumed_run_runs_its_infra_errors_again(loaded, tasks, tmp_path):
     assert (third.skipped, third.completed) == (2, 0) and server.requests == []
 
 
-def decided(_run_dir: Path) -> dict[str, Any]:
+def decided(_run_dir: Path) -> Decisions:
     """The analysis's answer once the comparison is decided (as `python -m analysis decide --json` gives it)."""
-    fail = {"control": "ref", "decision": "FAIL", "decided_at": 1, "prefix": 1, "planned": 6}
-    fail |= {"estimate": 0.5, "lower": 0.1, "upper": 0.9, "margin": 0.03, "alpha": 0.05}
-    return {"method": "test", "comparisons": {"local": fail}}
+    fail = Comparison(control="ref", decision="FAIL", decided_at=1, prefix=1, planned=6, estimate=0.5, lower=0.1,
+                      upper=0.9, margin=0.03, alpha=0.05)  # fmt: skip
+    return Decisions(method="test", repeats=2, comparisons={"local": fail})
 
 
 def test_an_early_stopped_cohort_reruns_only_its_infra_errors(loaded, tasks, tmp_path):

@@ -15,6 +15,7 @@ from eval.rollout.run import run_rollouts
 from eval.rollout.server import ServerGate
 from eval.stacks.resources import free_ports
 from eval.store.run import open_run
+from store.stack_records import ServerEvent
 
 
 class Health(BaseHTTPRequestHandler):
@@ -45,17 +46,24 @@ def test_wait_returns_once_a_server_comes_up_on_the_port(tmp_path: Path):
         servers[0].server_close()
 
 
+def gave_up_event(deaths: int) -> dict[str, object]:
+    """A `gave_up` line as the stack's watchdog writes it."""
+    event = ServerEvent(time="2026-12-05T00:00:00.000+00:00", stack_id="s", event="gave_up", process="server.0",
+                        deaths=deaths, restarts=deaths - 1, max_restarts=deaths - 1, exit_code=-9)  # fmt: skip
+    return event.model_dump(mode="json")
+
+
 def test_a_stack_that_gave_up_ends_the_wait_and_the_run(loaded, tasks, tmp_path: Path):
     run = open_run(loaded, tmp_path / "results", "lost")
     events = run.cohort_dir("local") / "server_events.jsonl"
     events.parent.mkdir(parents=True, exist_ok=True)
-    old = {"schema_version": 1, "event": "gave_up", "deaths": 9}  # an earlier launch's: must not count
+    old = gave_up_event(deaths=9)  # an earlier launch's: must not count
     events.write_text(json.dumps(old) + "\n")
     dead = f"http://127.0.0.1:{free_ports(1, '127.0.0.1')[0]}"  # nothing listens: connection refused
 
     def give_up() -> None:
         with events.open("a") as f:
-            f.write(json.dumps({"schema_version": 1, "event": "gave_up", "deaths": 4}) + "\n")
+            f.write(json.dumps(gave_up_event(deaths=4)) + "\n")
 
     threading.Timer(2.0, give_up).start()
     started = time.monotonic()

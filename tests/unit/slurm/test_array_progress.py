@@ -11,12 +11,12 @@ from rich.console import Console
 from eval.executors.slurm.progress import ArrayProgress
 from eval.executors.slurm.rollouts import Submission
 from eval.rollout.progress import RolloutProgress
-from eval.store.atomic import atomic_write_json
 from eval.store.run import RunDir
+from tests.fixtures.verdicts import write_verdict
 
 
 def verdict(run: RunDir, iid: str, repeat: int, status: str = "completed") -> None:
-    atomic_write_json(run.unit_dir("c", iid, repeat) / "verdict.json", {"schema_version": 1, "status": status})
+    write_verdict(run.unit_dir("c", iid, repeat), status)
 
 
 def test_each_poll_counts_new_verdicts_and_infra_failures(tmp_path: Path) -> None:

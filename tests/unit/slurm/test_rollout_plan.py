@@ -15,6 +15,7 @@ from eval.executors.slurm.shard import ShardPlan
 from eval.executors.status import run_status, unit_counts
 from eval.store.atomic import atomic_write_json
 from eval.store.run import RunDir
+from tests.fixtures.verdicts import write_verdict
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -27,7 +28,7 @@ def test_split_is_contiguous_balanced_and_never_empty() -> None:
 
 
 def verdict(run: RunDir, iid: str, repeat: int, status: str = "completed") -> None:
-    atomic_write_json(run.unit_dir("c", iid, repeat) / "verdict.json", {"schema_version": 1, "status": status})
+    write_verdict(run.unit_dir("c", iid, repeat), status)
 
 
 def test_unfinished_counts_units_without_a_parsing_verdict(tmp_path: Path) -> None:
@@ -70,7 +71,7 @@ def test_status_reads_units_and_recorded_jobs(tmp_path: Path) -> None:
     upsert_job(tmp_path / "c", "17", kind="stack", state="RUNNING", nodes=["n1"])
     upsert_job(tmp_path / "c", "18", kind="rollout", task_states={"0": "COMPLETED", "1": "CANCELLED"})
     upsert_job(tmp_path / "c", "17", state="CANCELLED")
-    assert [j["job_id"] for j in jobs_of(tmp_path / "c")] == ["17", "18"]
+    assert [j.job_id for j in jobs_of(tmp_path / "c")] == ["17", "18"]
     c, d = run_status(tmp_path, ask_slurm=False)
     assert (c.done, c.failed, c.running, c.stack) == (1, 1, 0, "cancelled (recorded)")
     assert [(j.kind, j.job_id, j.tasks) for j in c.jobs][1] == ("rollout", "18", {"CANCELLED": 1, "COMPLETED": 1})

@@ -59,7 +59,7 @@ def test_pack_check_unpack_offline(tmp_path: Path, spec) -> None:
     manifest = pack(spec, "reverted", tmp_path / "bundle", with_deps=False)
     assert list(manifest["wheels"]) == ["vllm-0.0.1-py3-none-any.whl"]
     assert manifest["patches"][0]["reverse"] is True
-    assert check(tmp_path / "bundle")["build"] == "reverted"
+    assert check(tmp_path / "bundle").build == "reverted"
     info = unpack(tmp_path / "bundle", tmp_path / "env", system_site_packages=False)
     overlay = Path(info["overlay"])
     assert "fixed line" not in (overlay / "vllm/core.py").read_text()

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from store.layout import SCHEMA_VERSION
+from store.stack_records import Gpu
 
 
 class GpuProcess(BaseModel):
@@ -136,7 +137,7 @@ class NodeTimings(BaseModel):
     schema_version: int = Field(SCHEMA_VERSION, description="Version of the record's schema.")
     model_generation_s: float = Field(description="Seconds to generate (or find) the model.")
     builds_s: float = Field(description="Seconds to build (or find) every build's overlay.")
-    gpus: list[dict[str, Any]] = Field(description="GPUs of the node (store.stack_records.Gpu fields).")
+    gpus: list[Gpu] = Field(description="GPUs of the node.")
     cold_start_s: dict[str, float] | None = Field(None, description="Cohort -> seconds to first ready.")
     start_failed: list[str] | None = Field(None, description="Cohorts whose stack did not start.")
     probe_wall_s: dict[str, float] | None = Field(None, description="Cohort -> seconds of canary probing.")

@@ -28,7 +28,7 @@ from eval.stacks.resources import GpuPool, free_ports
 from eval.stacks.verify import verify_launch
 from eval.stacks.watchdog import EVENTS_FILE, Watchdog
 from eval.store.atomic import atomic_write_json
-from store.stack_records import Gpu, LaunchCommand, PatchFile, StackRecord
+from store.stack_records import LaunchCommand, PatchFile, StackRecord
 
 
 class StackError(Exception):
@@ -307,7 +307,7 @@ class LocalStack(StartStop):
             env=safe_env({**os.environ, **self._vllm_env()}),
             python=probe.get("python"),
             torch=probe.get("torch") or b.torch,
-            gpus=[Gpu.model_validate(g) for g in gpu_inventory()],
+            gpus=gpu_inventory(),
             host=host_name(),
             base_url=self.base_url if self.procs else None,
             slurm=None,

@@ -11,9 +11,9 @@ import shutil
 import socket
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from eval.secrets import is_secret_name
+from store.stack_records import Gpu
 
 SCHEMA_VERSION = 1
 # Variables from the parent environment that can change what a server does (kept in `env`).
@@ -29,8 +29,8 @@ def strip_secrets(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in sorted(env.items()) if not is_secret_name(k)}
 
 
-def gpu_inventory() -> list[dict[str, Any]]:
-    """`[{"name", "driver", "memory_mib"}]` from nvidia-smi, or [] where there is none."""
+def gpu_inventory() -> list[Gpu]:
+    """The GPUs nvidia-smi lists (name, driver, memory), or [] where there is none."""
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return []
@@ -44,7 +44,7 @@ def gpu_inventory() -> list[dict[str, Any]]:
         parts = [p.strip() for p in line.split(",")]
         if len(parts) == 3:
             mem = int(parts[2]) if parts[2].isdigit() else None
-            gpus.append({"name": parts[0], "driver": parts[1], "memory_mib": mem})
+            gpus.append(Gpu(name=parts[0], driver=parts[1], memory_mib=mem))
     return gpus
 
 

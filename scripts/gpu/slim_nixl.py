@@ -38,6 +38,11 @@ ROOTS = (
     "nixl_cu13.libs/ucx/libuct_cma.so.0.0.0",
 )
 LIB_DIRS = ("nixl_cu13.libs", ".nixl_cu13.mesonpy.libs", "nixl_cu13.libs/ucx")
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # run as a script: store (the manifest's record) is at the repository root
+
+from store.gpu_records import NixlManifest  # noqa: E402
+
 KEEP_PATTERNS = (
     r"^nixl/.*\.py$",
     r"^nixl_cu13/.*\.py$",
@@ -95,7 +100,7 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def slim(wheels: list[Path], out: Path) -> dict[str, object]:
+def slim(wheels: list[Path], out: Path) -> NixlManifest:
     """Unpack `wheels`, keep the closure, write `out/nixl-cu13-VERSION-slim.tar.xz` and `out/manifest.json`."""
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -110,16 +115,15 @@ def slim(wheels: list[Path], out: Path) -> dict[str, object]:
             for rel in keep:
                 tar.add(root / rel, arcname=rel)
         unpacked = sum((root / r).stat().st_size for r in keep)
-    manifest: dict[str, object] = {
-        "schema_version": 1,
-        "tarball": tarball.name,
-        "tarball_sha256": sha256(tarball),
-        "source_wheels": {w.name: sha256(w) for w in wheels},
-        "files": len(keep),
-        "unpacked_bytes": unpacked,
-        "system_libraries": sorted(external),
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    manifest = NixlManifest(
+        tarball=tarball.name,
+        tarball_sha256=sha256(tarball),
+        source_wheels={w.name: sha256(w) for w in wheels},
+        files=len(keep),
+        unpacked_bytes=unpacked,
+        system_libraries=sorted(external),
+    )
+    (out / "manifest.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=1, sort_keys=True) + "\n")
     return manifest
 
 
@@ -133,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         wheels = download(Path(tempfile.mkdtemp(prefix="nixl-wheels-")))
     manifest = slim(wheels, args.out)
-    print(json.dumps(manifest, indent=1))
+    print(json.dumps(manifest.model_dump(mode="json"), indent=1))
     return 0
 
 

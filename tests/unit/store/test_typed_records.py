@@ -67,3 +67,41 @@ def test_read_records_skips_torn_and_foreign_lines(tmp_path: Path) -> None:
     with path.open("a") as f:
         f.write(json.dumps({"event": "died"}) + "\n" + '{"torn')
     assert read_records(path, ServerEvent) == [event]
+
+
+def test_the_canary_and_uptime_records_match_what_their_writers_write_today() -> None:
+    """Until eval/canary and eval/uptime write through these classes, their dataclasses and the records agree."""
+    import dataclasses
+
+    from eval.canary.compare import CohortSummary, ModeSummary
+    from eval.canary.records import ProbeRecord
+    from eval.uptime.traffic import SoakCounts as SoakDataclass
+    from store.canary_records import CanarySummary, ModeCounts, ProbeResult, SoakCounts
+
+    pairs = [(ProbeRecord, ProbeResult), (CohortSummary, CanarySummary), (ModeSummary, ModeCounts)]
+    for writer, record in [*pairs, (SoakDataclass, SoakCounts)]:
+        written = {f.name for f in dataclasses.fields(writer)}
+        assert written == set(record.model_fields) - {"schema_version"}, (writer, record)
+
+
+def test_labels_record_writes_what_the_classifier_writes(tmp_path: Path) -> None:
+    """LabelsRecord.record() is byte-for-byte the classifier's labels.json (the switch changes no file)."""
+    import shutil
+
+    from eval.classify.rundir import classify_run
+    from store.unit_records import LabelsRecord
+
+    src = Path(__file__).resolve().parents[3] / "results" / "examples" / "pr55178-synth"
+    labelled = [p.parent for p in sorted(src.glob("*/units/*/r*/labels.json")) if json.loads(p.read_text())["turns"]]
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(src / "run.json", run / "run.json")
+    for unit in labelled[:4]:
+        cohort = unit.parents[2].name
+        (run / cohort).mkdir(exist_ok=True)
+        shutil.copy(src / cohort / "cohort.json", run / cohort / "cohort.json")
+        shutil.copytree(unit, run / unit.relative_to(src), ignore=shutil.ignore_patterns("labels.json"))
+    classify_run(run)
+    written = [json.loads(p.read_text()) for p in sorted(run.rglob("labels.json"))]
+    assert len(written) == 4 and all(w["turns"] for w in written)
+    assert all(LabelsRecord.model_validate(w).record() == w for w in written)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 FINDINGS = Path(__file__).resolve().parents[3] / "docs" / "findings"
-SERVER_SCRIPTS = ["min_tokens_bonus_repro.py", "engine_crash_repro.py"]
+SERVER_SCRIPTS = ["min_tokens_bonus_repro.py", "engine_crash_repro.py", "structured_stop_ids_repro.py"]
 BUILD_SCRIPTS = ["expand_kernel_repro.py"]
 
 

@@ -114,14 +114,18 @@ def plan_cost(
     import json
 
     from analysis.planning import plan, scenarios
+    from store.decisions import PlanCost
 
     rows = {
         name: plan(margin, alpha, rate, drop, icc, repeats, cap=cap, paths=paths).as_dict()
         for name, drop in scenarios(margin, rate).items()
     }
     if as_json:
-        typer.echo(json.dumps({"schema_version": 1, "rate": rate, "icc": icc, "repeats": repeats,
-                               "margin": margin, "alpha": alpha, "cap": cap, "scenarios": rows}, indent=1))  # fmt: skip
+        cost = PlanCost.model_validate(
+            {"rate": rate, "icc": icc, "repeats": repeats, "margin": margin, "alpha": alpha, "cap": cap}
+            | {"scenarios": rows}
+        )
+        typer.echo(json.dumps(cost.model_dump(mode="json"), indent=1))
         return
     for name, r in rows.items():
         typer.echo(

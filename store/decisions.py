@@ -39,3 +39,33 @@ class Decisions(BaseModel):
     method: str = Field(description="The sequential method (analysis.sequential.METHOD).")
     repeats: int = Field(description="Repeats per instance and cohort.")
     comparisons: dict[str, Comparison] = Field(description="Cohort name -> its comparison with its control.")
+
+
+class ScenarioCost(BaseModel):
+    """Operating characteristics of one comparison in one scenario (simulated sequential test)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    drop: float = Field(description="The true drop in resolve rate simulated (fraction).")
+    p_pass: float = Field(description="Share of simulated runs that end PASS.")
+    p_fail: float = Field(description="Share that end FAIL.")
+    p_inconclusive: float = Field(description="Share still undecided at the cap.")
+    median_instances: float = Field(description="Median instances used (the cap for runs that never decide).")
+    p90_instances: float = Field(description="90th percentile of instances used.")
+    cap: int = Field(description="Instances available.")
+    paths: int = Field(description="Simulated runs.")
+
+
+class PlanCost(BaseModel):
+    """What `python -m analysis plan-cost --json` prints and `specqual plan` reads (eval/plan.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(SCHEMA_VERSION, description="Version of the record's schema.")
+    rate: float = Field(description="The control's expected resolve rate.")
+    icc: float = Field(description="ICC between repeats of an instance.")
+    repeats: int = Field(description="Repeats per instance and cohort.")
+    margin: float = Field(description="The non-inferiority margin (fraction).")
+    alpha: float = Field(description="The one-sided error rate of each test.")
+    cap: int = Field(description="Instances available (the run's size).")
+    scenarios: dict[str, ScenarioCost] = Field(description="Scenario name -> its operating characteristics.")

@@ -137,16 +137,23 @@ def cohort_names(file: str, overrides: list[str]) -> list[str]:
 
 def union(out_dir: Path, parts: list[str], lib: Path, site: Path) -> Path:
     """One coverage directory holding the data of several runs (e.g. self-draft K=4 + MTP 5): each part is a
-    coverage id; their per-process data files are combined into `out_dir` (the parts keep theirs)."""
+    coverage id whose data is first combined in its own directory (its `.coverage`, which outlives the
+    per-process files), then copied here as `.coverage.part-<id>` and combined into `out_dir/.coverage`."""
+    import shutil
+
+    out_dir.mkdir(parents=True, exist_ok=True)
     rc = write_rc(out_dir, site)
+    for old in out_dir.glob(".coverage*"):
+        old.unlink()
+    for part in parts:
+        d = ROOT / "results" / part / "coverage"
+        combine_and_summarize(d, d / "coveragerc", lib)
+        if not (d / ".coverage").is_file():
+            raise SystemExit(f"{d}: no coverage data")
+        shutil.copyfile(d / ".coverage", out_dir / f".coverage.part-{part}")
     env = {"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}
-    dirs = [str(ROOT / "results" / p / "coverage") for p in parts]
-    for d in dirs:
-        if not any(Path(d).glob(".coverage.*")):
-            raise SystemExit(f"{d}: no per-process coverage data")
-    (out_dir / ".coverage").unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "coverage", "combine", f"--rcfile={rc}", "--keep", *dirs]
-    subprocess.run(cmd, cwd=out_dir, env=env, check=True)
+    subprocess.run([sys.executable, "-m", "coverage", "combine", f"--rcfile={rc}", "--keep"], cwd=out_dir, env=env,
+                   check=True)  # fmt: skip
     return rc
 
 

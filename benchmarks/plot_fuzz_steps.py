@@ -39,7 +39,13 @@ def step_counts(steps: dict[str, Any]) -> tuple[Counter[float], Counter[float], 
     return single, even, mixed
 
 
-def fuzz_block(path: Path) -> dict[str, Any]:
+def fuzz_block(path: Path, cohort: str | None = None) -> dict[str, Any]:
+    """The `extra.fuzz` block of a canary.json, or the same counts from a bench_fuzz.py `--out` file (its coverage
+    row of `cohort`)."""
+    if path.suffix == ".jsonl":
+        rows = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+        row = next(r for r in rows if r.get("coverage") and r.get("cohort") == cohort)
+        return {"steps": row["steps"], "accepted_per_position": row["acceptance"]}
     doc = json.loads(path.read_text())
     block = (doc.get("extra") or {}).get("fuzz") or doc.get("fuzz") or {}
     if not block.get("steps"):
@@ -105,12 +111,13 @@ def draw(block: dict[str, Any], k: int, title: str, out: Path) -> dict[str, Any]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("canary_json", type=Path, help="a cohort's canary.json from a fuzz run")
+    ap.add_argument("canary_json", type=Path, help="a cohort's canary.json from a fuzz run (or bench_fuzz's .jsonl)")
+    ap.add_argument("--cohort", help="with a .jsonl: the cohort whose coverage row to draw")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("-k", type=int, default=4, help="the cohort's num_speculative_tokens")
     ap.add_argument("--title", default="Generated canary (modes: [fuzz]) on a self-drafting server")
     args = ap.parse_args()
-    print(json.dumps(draw(fuzz_block(args.canary_json), args.k, args.title, args.out)))
+    print(json.dumps(draw(fuzz_block(args.canary_json, args.cohort), args.k, args.title, args.out)))
 
 
 if __name__ == "__main__":

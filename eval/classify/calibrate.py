@@ -107,6 +107,32 @@ def calibrate_run_together(texts: list[str], alpha: float) -> dict[str, Any]:
     return {"threshold": limit, "fields_with_value": len(values), "fields_flagged": sum(v > limit for v in values)}
 
 
+def calibrate_salad(texts: list[str], catalogs: list[str], alpha: float) -> dict[str, Any]:
+    """The thresholds of eval/classify/salad.py: `mixed_script` on the fields and the gettext catalogs (real text in
+    every script), `function_share` on the fields only (replies and prose: the catalogs are lists of labels and
+    names, not sentences; their false alarms are measured by `bench_corpus.py --real-text`)."""
+    from eval.classify.salad import READS, function_share, mixed_script_words
+
+    mixed = [float(mixed_script_words(t[-READS:])) for t in texts + catalogs]
+    mixed_limit = quantile_threshold(mixed, low_is_degenerate=False, alpha=alpha)
+    shares = [v for t in texts if (v := function_share(t[-READS:])) is not None]
+    share_limit = quantile_threshold(shares, low_is_degenerate=True, alpha=alpha)
+    return {
+        "mixed_script": {
+            "threshold": mixed_limit,
+            "fields_with_value": len(mixed),
+            "fields_flagged": sum(v > mixed_limit for v in mixed),
+            "source": f"the fields and {len(catalogs)} pieces of the gettext catalogs",
+        },
+        "function_share": {
+            "threshold": share_limit,
+            "fields_with_value": len(shares),
+            "fields_flagged": sum(v < share_limit for v in shares),
+            "source": "the fields (clean turns and pydoc_data.topics pieces)",
+        },
+    }
+
+
 def flagged_fields(texts: list[str], limits: dict[str, float]) -> list[tuple[int, list[str], Statistics]]:
     out = []
     for i, text in enumerate(texts):
@@ -149,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         "alpha_per_statistic": args.alpha,
         **result,
         "run_together": run_together,
+        **calibrate_salad([t for _, t in fields], catalogs, args.alpha),
     }
     print(json.dumps(record, indent=2))
     for i, hits, s in flagged_fields([t for _, t in fields], result["thresholds"]):

@@ -28,6 +28,7 @@ from itertools import islice
 from eval.classify.context import Context, History
 from eval.classify.model import MAX_SPANS, Span, ToolSpec, Turn, span_at
 from eval.classify.names import NameIndex, id_slip, is_id, is_name
+from eval.classify.paths import SPACED, extension_slip, split_ext
 
 MIN_LEN = 6
 MIN_PATH_LEN = 12
@@ -58,6 +59,8 @@ class IdentifierIndex:
     indexed: int = 0  # how many of the history's given chunks are in
     pending: list[set[bytes]] = field(default_factory=list)  # the model's arguments, indexed on the next turn
     names: NameIndex | None = None  # the prompt's names (eval.classify.names), built on first use
+    stems: dict[bytes, list[bytes]] = field(default_factory=dict)  # the prompt's file names by stem (paths.py)
+    prompt_names: set[bytes] = field(default_factory=set)  # the prompt's names (a `.`, `/` or `_` in them)
 
     def update(self, history: History) -> None:
         for toks in self.pending:
@@ -198,24 +201,63 @@ def _check_names(
         index.names = NameIndex()
         for chunk in history.chunks[: history.n_prompt]:
             for tok in tokens(chunk):
-                index.names.add(tok.strip(b".-"))
+                tok = tok.strip(b".-")
+                index.names.add(tok)
+                if len(tok) >= MIN_LEN and (b"." in tok or b"/" in tok or b"_" in tok):
+                    index.prompt_names.add(tok)
+                    if (parts := split_ext(tok)) is not None:
+                        index.stems.setdefault(parts[0], []).append(parts[1])
         for tool in tools:  # the offered tools' names and parameters are the request's identifiers too
             for tool_name in (tool.name, *tool.properties):
                 index.names.add(tool_name.encode("utf-8", "surrogatepass"))
                 index.known.add(tool_name.encode("utf-8", "surrogatepass"))
-    if not index.names.by_half:
-        return []
     spans: list[Span] = []
+    if index.prompt_names:
+        spans.extend(_spaced_names(name, text, index, history))
+    if not index.names.by_half and not index.stems:
+        return spans
     for tok in written - index.known:
         tok = tok.strip(b".-")
-        if not is_name(tok) or tok in index.known:
+        if tok in index.known:
             continue
-        original = index.names.original_of(tok)
+        original = _extension_original(tok, index) if index.stems and b"." in tok else None
+        if original is None and is_name(tok) and index.names.by_half:
+            original = index.names.original_of(tok)
         if original is None:
             continue
         copy = tok.decode("utf-8", "replace")
         if not history.contains(copy):
             spans.extend(_occurrences(name, text, copy, original.decode()))
+    return spans
+
+
+def _extension_original(tok: bytes, index: IdentifierIndex) -> bytes | None:
+    """The prompt's file name that `tok` is with its extension slipped (eval.classify.paths), or None."""
+    parts = split_ext(tok, written=True)
+    if parts is None:
+        return None
+    for ext in index.stems.get(parts[0], ()):
+        if extension_slip(ext, parts[1]):
+            return parts[0] + b"." + ext
+    return None
+
+
+_SPACED_PAIRS = (". ", "/ ", "_ ", "- ", " .", " /", " _")
+
+
+def _spaced_names(name: str, text: str, index: IdentifierIndex, history: History) -> list[Span]:
+    """A name of the prompt written with a space at a separator (`character_creation. tscn`)."""
+    if not any(pair in text for pair in _SPACED_PAIRS):
+        return []
+    spans: list[Span] = []
+    for m in SPACED.finditer(text):
+        a, b = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
+        joined = (a + b).encode("utf-8", "surrogatepass").strip(b".-,;:)]}")
+        if joined in index.prompt_names and not history.contains(m.group().strip(".-,;:)]}")):
+            why = f"{joined.decode()!r} in context, written with a space"
+            spans.append(span_at(name, text, m.start(), m.end(), why))
+            if len(spans) >= MAX_SPANS:
+                break
     return spans
 
 

@@ -25,6 +25,8 @@ from functools import lru_cache
 from eval.classify.context import Context
 from eval.classify.degeneracy import TAIL_CHARS, degenerate, prose_degenerate, statistics, thresholds
 from eval.classify.model import Span, Turn, span_at
+from eval.classify.salad import READS as SALAD_READS
+from eval.classify.salad import salad
 
 ANCHOR = 32
 MAX_PERIOD = 1024
@@ -103,9 +105,18 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
             unit = text[region.start : region.start + region.period]
             why = f"{unit[:40]!r} x {region.reps:.0f} ({region.end - region.start} chars)"
             spans.append(span_at(name, text, region.start, region.end, why))
-        elif free and (span := _statistical_span(name, text, ctx)) is not None:
+        elif free and (span := _statistical_span(name, text, ctx) or _salad_span(name, text, ctx)) is not None:
             spans.append(span)
     return spans
+
+
+def _salad_span(name: str, text: str, ctx: Context) -> Span | None:
+    """Word salad that no loop statistic finds (eval/classify/salad.py), unless the model quotes it."""
+    why = _salad(text[-SALAD_READS:])
+    if why is None or ctx.history.contains(text.strip()[-QUOTE_CHARS:]):
+        return None
+    start = len(text) - len(text.lstrip())
+    return span_at(name, text, start, len(text.rstrip()), why)
 
 
 # What a model emits when its logits are NaN or garbage: the same punctuation mark again and again (`!!!!!!!!`,
@@ -171,6 +182,11 @@ CACHED_TEXTS = 8192
 
 
 @lru_cache(maxsize=CACHED_TEXTS)
+def _salad(tail: str) -> str | None:
+    return salad(tail)
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
 def _prose_degenerate(tail: str) -> bool:
     return prose_degenerate(tail)
 
@@ -179,6 +195,7 @@ def clear_text_caches() -> None:
     """Forget the per-text verdicts (benchmarks measure the cost where no text repeats)."""
     _prose_degenerate.cache_clear()
     _short_region_tail.cache_clear()
+    _salad.cache_clear()
 
 
 # Short fragments: a quoted reply often shows only a piece of the loop (` is is is is ...`, `-th-th-th`, a

@@ -59,14 +59,50 @@ def _name_problems(call: ToolCall, ctx: Context) -> list[Span]:
 
 
 def near_tool(name: str, offered: tuple[str, ...]) -> str | None:
-    """The offered name that `name` is a corrupted copy of: one edit away, or an offered name with a prefix
-    or suffix glued on (`functions.bash`, `bash_exec`, `bashbash`)."""
+    """The offered name that `name` is a corrupted copy of: one edit away, an offered name with a prefix or suffix
+    glued on (`functions.bash`, `bash_exec`, `bashbash`) or its namespace dropped (`search_product_list` for
+    `tool--product--search_product_list`), or a slip inside one word of a long name (`semanticSearter`,
+    `keywordSearve` for `semanticSearch`, `keywordSearch`)."""
     for tool in offered:
         if len(tool) >= 3 and tool in name and len(name) <= 3 * len(tool) + 12:
             return tool
         if len(tool) >= 4 and _one_edit(tool, name):
             return tool
-    return None
+        if len(name) >= 8 and tool.endswith(name) and tool[-len(name) - 1] in _SEPARATORS:
+            return tool
+    slipped = [tool for tool in offered if _word_slip(tool, name)]
+    return slipped[0] if len(slipped) == 1 else None
+
+
+_SEPARATORS = "_-.:/"
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+WORD_SLIP_MIN_NAME = 8
+WORD_SLIP_MIN_WORD = 5
+WORD_SLIP_KEPT = 3  # leading letters of the word that stay
+WORD_SLIP_CHANGED = 3  # letters changed, dropped or added at most, on each side
+
+
+def _word_slip(tool: str, name: str) -> bool:
+    """`name` is `tool` with a few letters changed inside one word of WORD_SLIP_MIN_WORD letters or more, after its
+    first WORD_SLIP_KEPT letters, ending at the word's end or before it: not a word swapped for another
+    (`central_list_sites` for `central_get_sites`) and not a suffix added (`keywordSearches`)."""
+    if len(tool) < WORD_SLIP_MIN_NAME or abs(len(tool) - len(name)) > WORD_SLIP_CHANGED or tool == name:
+        return False
+    p = 0
+    while p < min(len(tool), len(name)) and tool[p] == name[p]:
+        p += 1
+    q = 0
+    while q < min(len(tool), len(name)) - p and tool[-1 - q] == name[-1 - q]:
+        q += 1
+    old, new = tool[p : len(tool) - q], name[p : len(name) - q]
+    if not old or len(old) > WORD_SLIP_CHANGED or len(new) > WORD_SLIP_CHANGED:
+        return False  # nothing of the tool's name lost: a suffix or an insertion
+    if not (old + new).isalpha() or not new.islower() or not old.islower():
+        return False
+    for m in _WORD.finditer(tool):
+        if m.start() <= p and p + len(old) <= m.end():
+            return len(m.group()) >= WORD_SLIP_MIN_WORD and p - m.start() >= WORD_SLIP_KEPT
+    return False
 
 
 def _one_edit(a: str, b: str) -> bool:

@@ -1,0 +1,140 @@
+"""Word salad: text made of words (or pieces of words) that no sentence strings together, what a model emits when
+its logits are garbage but not collapsed onto one token (no loop to find). Two statistics of a field's prose, each
+with a threshold calibrated on real clean text (`python -m eval.classify.calibrate --write`, degeneracy.json:
+`mixed_script` and `function_share`), not chosen:
+
+  - `mixed_script`: runs of letters that hold letters of two alphabetic scripts, each with two letters or more
+    (`amongсилання`, `семьסכום`, `uninterruptedمصطف`): the pieces of a multilingual vocabulary glued at random.
+    Scripts that are written beside Latin without a space on purpose (Han, Kana, Hangul, the Indic scripts: `API를`,
+    `PNGसँग`) are not counted, nor a single letter of another script (homoglyphs in a translation, `Gуинеа`).
+  - `function_share`: the share of function words (`the`, `of`, `and`, and those of a few other Latin-script
+    languages) among the words of a field's prose lines (lines of six words or more between spaces, two thirds of
+    their tokens plain words: not code, a log or a table).
+    Real prose in those languages holds many; real-word salad (`embarked Sol existed trainer Tunisia replacing`)
+    holds almost none. Only for fields of MIN_WORDS such words whose letters are all but ASCII (a language this list
+    does not cover is mostly written with letters it does not have).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+
+from eval.classify.degeneracy import CALIBRATION
+
+MIN_WORDS = 20
+MIN_LINE_WORDS = 6
+MAX_NON_ASCII_LETTERS = 0.02
+READS = 8192  # the last characters of a field: salad at the end is what a broken model leaves
+
+# Alphabetic scripts by code point: Latin (with its extensions), Greek, Cyrillic, Armenian, Hebrew, Arabic, Thai,
+# Georgian. A switch between two of them inside a word is counted.
+_RANGES = (
+    (0x0041, 0x024F, 1),
+    (0x1E00, 0x1EFF, 1),
+    (0x0370, 0x03FF, 2),
+    (0x0400, 0x052F, 3),
+    (0x0531, 0x058F, 4),
+    (0x0590, 0x05FF, 5),
+    (0x0600, 0x06FF, 6),
+    (0x0E00, 0x0E7F, 7),
+    (0x10A0, 0x10FF, 8),
+)
+_NON_LATIN_ALPHABETIC = re.compile(
+    "[\u0370-\u03ff\u0400-\u052f\u0531-\u058f\u0590-\u05ff\u0600-\u06ff\u0e00-\u0e7f\u10a0-\u10ff]"
+)
+
+_FUNCTION_WORDS_TEXT = """
+the of and to a in is it that for on with as was be by this are or at from an not but have has had which you
+we they he she his her their its can will would if so there been were all one no do does what when how also
+than then these those into about may only our my your them such any some other just should could der die das
+und ist nicht ein eine mit von zu den dem des im auf für sich es auch als wird werden wurde bei oder aus wie
+wenn sie er ich wir nach noch kann le la les de des du et est un une en pour dans que qui par au aux sur pas
+ne plus ce cette il elle sont avec mais ou se son sa ses el los las del y es en un una por con para que se no
+al lo como más su sus pero fue ha il di che è e per non con una gli della delle nel sono anche come o os as do
+da dos das em um uma para com não que se na no ao mais por het een van en is op te dat niet met voor zijn er
+aan ook als bij yang dan di ini itu untuk dengan dari ke tidak ada akan
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+# A word between spaces: letters, with quotes or brackets around and sentence punctuation after.
+_WORD_TOKEN = re.compile(r"[(\"'\u201c\u2018*]*([A-Za-z\u00c0-\u024f]+(?:'[a-z]+)?)[)\"'\u201d\u2019*.,;:!?]*")
+_NOT_PROSE_LINE = re.compile(r"[={}|<>]|\(\)")
+_CODE = re.compile(
+    r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*|^(?: {4}|\t).*$", re.S | re.M
+)
+
+
+_LETTER_RUN = re.compile(r"[^\W\d_]{4,}")
+
+
+def _script(ch: str) -> int:
+    o = ord(ch)
+    for low, high, script in _RANGES:
+        if low <= o <= high:
+            return script
+    return 0
+
+
+def mixed_script_words(text: str) -> int:
+    """Runs of letters in `text` (no digit, mark or separator between them: `COPY-ის`, `--output=ФАЙЛ` are two
+    runs each) that hold two or more letters of each of two alphabetic scripts."""
+    if text.isascii() or _NON_LATIN_ALPHABETIC.search(text) is None:
+        return 0
+    n = 0
+    for word in _LETTER_RUN.findall(text):
+        if len(word) < 4 or word.isascii() or _NON_LATIN_ALPHABETIC.search(word) is None:
+            continue
+        counts: dict[int, int] = {}
+        for ch in word:
+            if script := _script(ch):
+                counts[script] = counts.get(script, 0) + 1
+        if sum(c >= 2 for c in counts.values()) >= 2:
+            n += 1
+    return n
+
+
+def function_share(text: str) -> float | None:
+    """The share of function words among the words of `text`'s prose lines; None if there are fewer than MIN_WORDS
+    or more than MAX_NON_ASCII_LETTERS of their letters are not ASCII."""
+    if "`" in text or "://" in text or "\n    " in text or "\n\t" in text:
+        text = _CODE.sub(" ", text)
+    words: list[str] = []
+    for line in text.split("\n"):
+        tokens = line.split()
+        if len(tokens) < MIN_LINE_WORDS or _NOT_PROSE_LINE.search(line) is not None:
+            continue
+        found = [m.group(1) for t in tokens if (m := _WORD_TOKEN.fullmatch(t)) is not None]
+        if len(found) >= MIN_LINE_WORDS and 3 * len(found) >= 2 * len(tokens):
+            words += found
+    if len(words) < MIN_WORDS:
+        return None
+    joined = "".join(words)
+    if not joined.isascii():
+        non_ascii = len(joined) - len(joined.encode("ascii", "ignore"))
+        if non_ascii > MAX_NON_ASCII_LETTERS * len(joined):
+            return None
+    return sum(w.lower() in FUNCTION_WORDS for w in words) / len(words)
+
+
+@cache
+def thresholds() -> dict[str, float]:
+    """The calibrated thresholds (degeneracy.json): more than `mixed_script` such words, or a `function_share`
+    below its threshold, is salad. Missing entries never fire."""
+    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    mixed = data.get("mixed_script", {}).get("threshold", float("inf"))
+    share = data.get("function_share", {}).get("threshold", -1.0)
+    return {"mixed_script": float(mixed), "function_share": float(share)}
+
+
+def salad(text: str) -> str | None:
+    """Why the end of `text` is word salad, or None."""
+    tail = text[-READS:]
+    limits = thresholds()
+    mixed = mixed_script_words(tail)
+    if mixed > limits["mixed_script"]:
+        return f"word salad: {mixed} words mix two alphabets (beyond {limits['mixed_script']:.3g})"
+    share = function_share(tail)
+    if share is not None and share < limits["function_share"]:
+        return f"word salad: function words {share:.3f} of the prose (below {limits['function_share']:.3g})"
+    return None

@@ -143,14 +143,18 @@ def _blank_run_at_cut(name: str, text: str) -> Span | None:
     return span_at(name, text, m.start(), m.end(), f"{m.end() - m.start()} blanks up to the max_tokens cut")
 
 
+# Punctuation and the math, currency and modifier symbols (`+`, `$`, `^`); not emoji and other symbols (`So`).
+_MARKS = frozenset({"Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk"})
+
+
 def _punctuation_span(name: str, text: str) -> Span | None:
     only = _NO_WORD.fullmatch(text)
     if (
         only is not None
         and only.end(1) - only.start(1) >= PUNCTUATION_ONLY_MIN
-        and all(c.isspace() or unicodedata.category(c)[0] == "P" for c in only.group(1)[:4096])  # not emoji
+        and all(c.isspace() or unicodedata.category(c) in _MARKS for c in only.group(1)[:4096])  # not emoji
     ):
-        return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation")
+        return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation and symbols")
     if not any(run in text for run in _SENTENCE_RUNS):  # substring searches in C
         return None
     m = _PUNCTUATION_RUN.search(text)

@@ -58,7 +58,9 @@ aan ook als bij yang dan di ini itu untuk dengan dari ke tidak ada akan
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 # A word between spaces: letters, with quotes or brackets around and sentence punctuation after.
-_WORD_TOKEN = re.compile(r"[(\"'\u201c\u2018*]*([A-Za-z\u00c0-\u024f]+(?:'[a-z]+)?)[)\"'\u201d\u2019*.,;:!?]*")
+_WORD_TOKENS = re.compile(
+    r"(?<!\S)[(\"'\u201c\u2018*]*([A-Za-z\u00c0-\u024f]+(?:'[a-z]+)?)[)\"'\u201d\u2019*.,;:!?]*(?!\S)"
+)
 _NOT_PROSE_LINE = re.compile(r"[={}|<>]|\(\)")
 _CODE = re.compile(
     r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*|^(?: {4}|\t).*$", re.S | re.M
@@ -101,11 +103,11 @@ def function_share(text: str) -> float | None:
         text = _CODE.sub(" ", text)
     words: list[str] = []
     for line in text.split("\n"):
-        tokens = line.split()
-        if len(tokens) < MIN_LINE_WORDS or _NOT_PROSE_LINE.search(line) is not None:
+        n = len(line.split())
+        if n < MIN_LINE_WORDS or _NOT_PROSE_LINE.search(line) is not None:
             continue
-        found = [m.group(1) for t in tokens if (m := _WORD_TOKEN.fullmatch(t)) is not None]
-        if len(found) >= MIN_LINE_WORDS and 3 * len(found) >= 2 * len(tokens):
+        found = _WORD_TOKENS.findall(line)
+        if len(found) >= MIN_LINE_WORDS and 3 * len(found) >= 2 * n:
             words += found
     if len(words) < MIN_WORDS:
         return None
@@ -114,7 +116,7 @@ def function_share(text: str) -> float | None:
         non_ascii = len(joined) - len(joined.encode("ascii", "ignore"))
         if non_ascii > MAX_NON_ASCII_LETTERS * len(joined):
             return None
-    return sum(w.lower() in FUNCTION_WORDS for w in words) / len(words)
+    return sum(map(FUNCTION_WORDS.__contains__, " ".join(words).lower().split())) / len(words)
 
 
 @cache

@@ -161,6 +161,9 @@ class SampledOracle:
         self.reference_url, self.model, self.vocab, self.seed = reference_url, model, vocab, seed
         self._template = test
         self.tests: dict[str, SequentialTest] = {}
+        # The first decision per cohort, kept: the e-process is anytime-valid at its first crossing, and may fall back
+        # below the threshold afterwards (a later setting shifts the other way), which must not undo the FAIL.
+        self.decided: dict[str, str] = {}
         self.support_slack = support_slack
 
     @property
@@ -187,17 +190,22 @@ class SampledOracle:
         verdict = self._verdict(cohort_obs)
         if verdict is None:
             return None
-        test = self.tests.setdefault(cohort_obs.cohort, self._new_test())
+        cohort = cohort_obs.cohort
+        test = self.tests.setdefault(cohort, self._new_test())
         violations = list(verdict["support_violations"])
-        test.add(verdict["pits"])
+        earlier = self.decided.get(cohort)
+        if earlier is None:  # the test stops at its decision: later tokens are not added
+            test.add(verdict["pits"])
         test.add_support_violation(len(violations))
         decision = test.decision()
         result = {Decision.FAIL: "fail", Decision.PASS: "pass", Decision.UNDECIDED: "inconclusive"}[decision]
-        reason = (
-            f"support violation at positions {violations}"
-            if violations
-            else f"run-wide PIT test of cohort {cohort_obs.cohort} {decision.value} after {test.n} tokens"
-        )
+        reason = f"run-wide PIT test of cohort {cohort} {decision.value} after {test.n} tokens"
+        if earlier is None and decision is not Decision.UNDECIDED:
+            self.decided[cohort] = reason
+        if violations:  # a fact of this request, decided or not
+            result, reason = "fail", f"support violation at positions {violations}"
+        elif earlier is not None:
+            result, reason = "inconclusive", f"not tested: the {earlier[:1].lower()}{earlier[1:]} (decided earlier)"
         return Finding(
             oracle=self.name,
             case_id=case.case_id if case is not None else None,

@@ -143,25 +143,14 @@ def _blank_run_at_cut(name: str, text: str) -> Span | None:
     return span_at(name, text, m.start(), m.end(), f"{m.end() - m.start()} blanks up to the max_tokens cut")
 
 
-# Punctuation and the math, currency and modifier symbols (`+`, `$`, `^`); not emoji and other symbols (`So`).
-_SYMBOLS = frozenset({"Sm", "Sc", "Sk"})
-SYMBOLS_DISTINCT_MIN = 4  # with symbols, a mix of marks: `----\n====` is a pair of rules
-
-
-def _marks_only(text: str) -> bool:
-    """Nothing but punctuation, or punctuation and symbols of SYMBOLS_DISTINCT_MIN different characters or more."""
-    categories = [unicodedata.category(c)[0] if not c.isspace() else "Z" for c in text]
-    if all(c in "PZ" for c in categories):
-        return True
-    if not all(unicodedata.category(c) in _SYMBOLS or k in "PZ" for c, k in zip(text, categories, strict=True)):
-        return False  # emoji and other symbols
-    return len(set(text) - set(" \n\t\r")) >= SYMBOLS_DISTINCT_MIN
-
-
 def _punctuation_span(name: str, text: str) -> Span | None:
     only = _NO_WORD.fullmatch(text)
-    if only is not None and only.end(1) - only.start(1) >= PUNCTUATION_ONLY_MIN and _marks_only(only.group(1)[:4096]):
-        return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation and symbols")
+    if (
+        only is not None
+        and only.end(1) - only.start(1) >= PUNCTUATION_ONLY_MIN
+        and all(c.isspace() or unicodedata.category(c)[0] == "P" for c in only.group(1)[:4096])  # not emoji
+    ):
+        return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation")
     if not any(run in text for run in _SENTENCE_RUNS):  # substring searches in C
         return None
     m = _PUNCTUATION_RUN.search(text)

@@ -128,12 +128,13 @@ def test_requests_it_cannot_judge_get_no_stored_judgement() -> None:
 def test_the_fuzz_judgement_uses_one_sampled_test_per_cohort_when_enabled() -> None:
     """workloads.canary.fuzz_sampled_oracle: the fuzzer's judgement (default_oracles + judge_request, as
     eval/canary/results.py calls it) gets one SampledOracle per cohort, which fails a shifted sampler from the
-    PITs stored while its stack was up; off by default."""
+    PITs stored while its stack was up; none when it is switched off."""
     from eval.canary.fuzz.oracles import default_oracles, judge_request
     from eval.canary.results import _run_wide_oracles
     from eval.spec.models import CanaryWorkload
 
-    assert _run_wide_oracles(CanaryWorkload.model_validate({"modes": ["fuzz"]})) == []
+    off = CanaryWorkload.model_validate({"modes": ["fuzz"], "fuzz_sampled_oracle": False})
+    assert _run_wide_oracles(off) == []
     cfg = CanaryWorkload.model_validate({"modes": ["fuzz"], "fuzz_sampled_oracle": True})
     with ToySampler(shift=0.3) as bad:
         recs = _records(bad.base_url, 40)

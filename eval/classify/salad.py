@@ -8,8 +8,9 @@ with a threshold calibrated on real clean text (`python -m eval.classify.calibra
     Scripts that are written beside Latin without a space on purpose (Han, Kana, Hangul, the Indic scripts: `API를`,
     `PNGसँग`) are not counted, nor a single letter of another script (homoglyphs in a translation, `Gуинеа`).
   - `function_share`: the share of function words (`the`, `of`, `and`, and those of a few other Latin-script
-    languages) among the words of a field's prose lines (lines of six words or more between spaces, two thirds of
-    their tokens plain words: not code, a log or a table).
+    languages: German, French, Spanish, Italian, Portuguese, Dutch, Indonesian and Malay, the Scandinavian and South
+    Slavic languages, Finnish, Estonian, Basque, Welsh) among the words of a field's prose lines (lines of six
+    words or more between spaces, two thirds of their tokens plain words: not code, a log or a table).
     Real prose in those languages holds many; real-word salad (`embarked Sol existed trainer Tunisia replacing`)
     holds almost none. Only for fields of MIN_WORDS such words whose letters are all but ASCII (a language this list
     does not cover is mostly written with letters it does not have).
@@ -55,6 +56,12 @@ ne plus ce cette il elle sont avec mais ou se son sa ses el los las del y es en 
 al lo como más su sus pero fue ha il di che è e per non con una gli della delle nel sono anche come o os as do
 da dos das em um uma para com não que se na no ao mais por het een van en is op te dat niet met voor zijn er
 aan ook als bij yang dan di ini itu untuk dengan dari ke tidak ada akan
+og i er at av til en et som for med det den ikke har kan om af ett och att inte eller men fra ved
+je u na se za da od ne su ili sa kao ako to ki pa v z so tudi ali
+ja on ei se tai kun ole ovat oli et ka kui see ning
+eta da ez du bat ere edo dira izan ezin baina
+y yr o ac yn ei ar mae nid neu
+anda boleh atau pada telah
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 # A word between spaces: letters, with quotes or brackets around and sentence punctuation after.

@@ -6,6 +6,7 @@ verdict = read_record(path, VerdictRecord)        # None: missing, unreadable, o
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TypeVar
 
@@ -31,26 +32,47 @@ def append_record(path: Path, record: BaseModel) -> None:
     append_line(path, dump(record))
 
 
-def parse_record(data: object, cls: type[R]) -> R | None:
-    """`data` as a `cls`, or None when it is not one (a reader skips what it cannot trust)."""
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _skipped(where: str, cls: type[BaseModel], error: ValidationError) -> None:
+    """Say once per file and record kind that a record was skipped, and why: a reader never drops data silently."""
+    if (where, cls.__name__) in _WARNED:
+        return
+    _WARNED.add((where, cls.__name__))
+    first = error.errors()[0]
+    field = ".".join(str(p) for p in first.get("loc", ())) or "(record)"
+    print(
+        f"specqual: skipped {where}: not a valid {cls.__name__} ({error.error_count()} problem(s); "
+        f"first: {field}: {first.get('msg', '')})",
+        file=sys.stderr,
+    )
+
+
+def parse_record(data: object, cls: type[R], where: str | None = None) -> R | None:
+    """`data` as a `cls`, or None when it is not one (a reader skips what it cannot trust; given `where`, it says
+    so on stderr, once per file and kind)."""
     if not isinstance(data, dict):
         return None
     try:
         return cls.model_validate(data)
-    except ValidationError:
+    except ValidationError as e:
+        if where is not None:
+            _skipped(where, cls, e)
         return None
 
 
 def read_record(path: Path, cls: type[R]) -> R | None:
-    """The file as a `cls`; None when it is missing, unreadable, or not a valid `cls`."""
-    return parse_record(read_json_object(path), cls)
+    """The file as a `cls`; None when it is missing or unreadable, and None with a note on stderr when it holds
+    something that is not a valid `cls` (an older or foreign record)."""
+    return parse_record(read_json_object(path), cls, str(path))
 
 
 def read_records(path: Path, cls: type[R]) -> list[R]:
     """The JSON lines of `path` that are valid `cls` records (a torn or foreign line is skipped)."""
     out = []
     for row in read_jsonl(path):
-        record = parse_record(row, cls)
+        record = parse_record(row, cls, str(path))
         if record is not None:
             out.append(record)
     return out

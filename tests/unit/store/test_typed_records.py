@@ -105,3 +105,18 @@ def test_labels_record_writes_what_the_classifier_writes(tmp_path: Path) -> None
     written = [json.loads(p.read_text()) for p in sorted(run.rglob("labels.json"))]
     assert len(written) == 4 and all(w["turns"] for w in written)
     assert all(LabelsRecord.model_validate(w).record() == w for w in written)
+
+
+def test_a_record_that_does_not_validate_is_skipped_with_a_note_never_silently(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "older" / "verdict.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"schema_version": 1, "cohort": "c"}))  # an older or hand-written record
+    assert read_record(path, VerdictRecord) is None
+    assert read_record(path, VerdictRecord) is None
+    err = capsys.readouterr().err
+    assert err.count(f"skipped {path}: not a valid VerdictRecord") == 1  # once per file and kind
+    assert "instance_id" in err or "repo" in err  # names a missing field
+    assert read_record(tmp_path / "missing.json", VerdictRecord) is None
+    assert capsys.readouterr().err == ""  # a missing file is no news

@@ -134,7 +134,9 @@ def comparison_cost(
     out = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300)
     if out.returncode != 0:
         raise RuntimeError(f"python -m analysis plan-cost failed: {out.stderr.strip()[-400:]}")
-    scenarios = json.loads(out.stdout)["scenarios"]
+    from store.decisions import PlanCost
+
+    scenarios = {k: v.model_dump() for k, v in PlanCost.model_validate(json.loads(out.stdout)).scenarios.items()}
     rows = []
     for c in compared:
         hours_per_unit = unit_seconds / sw.concurrency * max(c["gpus"], 1) / 3600

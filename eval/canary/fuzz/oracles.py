@@ -157,7 +157,8 @@ def _find(xs: list[int], seq: list[int]) -> int | None:
 
 
 class StopOracle:
-    """Stop ids and strings end the output; max_tokens bounds it; min_tokens holds before a stop id."""
+    """Stop ids and strings end the output; max_tokens bounds it; min_tokens holds before a stop id (and a stop
+    string that completes inside the first min_tokens tokens is kept, as vLLM keeps it)."""
 
     name = "stop"
 
@@ -180,7 +181,9 @@ class StopOracle:
                     self.name, cohort_obs, "fail", f"output runs on after stop id {t} at token {i}", position=i
                 )
         text = cohort_obs.output_text or ""
-        for s in p.get("stop") or []:
+        # vLLM applies stop strings only to the text after the first min_tokens tokens (vLLM PR 22014); a record
+        # has no per-token text to place that boundary, so with min_tokens the reference oracle judges them.
+        for s in [] if min_tokens else p.get("stop") or []:
             at = text.find(s)
             keep = bool(p.get("include_stop_str_in_output"))
             if at >= 0 and not (keep and at + len(s) == len(text)):

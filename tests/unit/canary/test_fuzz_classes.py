@@ -138,3 +138,14 @@ def test_the_bad_words_oracle_bans_what_vllm_bans() -> None:
     assert banned_sequences(tok, "shell") == [[87, 416]]  # " shell" has another length: vLLM does not ban it
     assert banned_sequences(tok, " check") == [[472]]  # a different first token but another length
     assert banned_sequences(tok, "cat") == [[5], [6]]
+
+
+def test_a_stop_string_inside_the_first_min_tokens_tokens_is_not_a_failure() -> None:
+    """vLLM checks stop strings only after min_tokens tokens (PR 22014): 'he' in 'check' at token 1 of 32 with
+    min_tokens 26 stays in the text (a clean control's false FAIL, fp32 seed 45); without min_tokens it fails."""
+    params = {"max_tokens": 32, "stop": ["branch", "he"], "min_tokens": 26, "temperature": 1.0}
+    rec = _rec(params=params, output_text="\ufffdKcheck\ufffdfieError", output_token_ids=list(range(32)))
+    ref = _rec(params=params, output_text="unct 9 aseckhi", output_token_ids=list(range(32)))
+    assert "stop" not in _failed(rec, ref)
+    plain = {k: v for k, v in params.items() if k != "min_tokens"}
+    assert "stop" in _failed(_rec(params=plain, output_text="check", output_token_ids=[1]), _rec(params=plain))

@@ -109,11 +109,14 @@ SALAD = [
     "among\u0441\u0438\u043b\u0430\u043d\u043d\u044f Stat dois Product Kenneth choose lang\u043d\u043e\u0432 "
     "roy\u0440\u043e\u043b\u044c Das wie\u0441\u0442\u043e\u0433\u043e fille passing\u0441\u043a\u0430\u044f "
     "ibnfix\u0456\u043d\u0430 curr",
-    # Real words, no sentence.
+]
+# Real words, no sentence: what `function_share` would find; it is measured but off (eval/classify/salad.py says why),
+# so this stays unlabelled today and the statistic still tells it from prose.
+REAL_WORD_SALAD = (
     "embarked Sol existed trainer Tunisia replacing Wash Bac knowing franchise Premier sun lacked Tight circulating\n"
     "survived polishing policy redund Blocks visibly gorgeous freeway scan quieter colonization Wat venues Model\n"
-    "monitor hypertension divine inexpensive commute Forum Legs Norm Table stakes random restn getting excuse Bold",
-]
+    "monitor hypertension divine inexpensive commute Forum Legs Norm Table stakes random restn getting excuse Bold"
+)
 
 
 @pytest.mark.parametrize("text", SALAD)
@@ -148,5 +151,8 @@ def test_the_statistics_measure_what_they_say() -> None:
     assert mixed_script_words("COPY-\u10d8\u10e1") == 0
     assert function_share("short text") is None
     assert function_share(CLEAN[0]) is not None and function_share(CLEAN[0]) > thresholds()["function_share"]
+    share = function_share(REAL_WORD_SALAD)
+    assert share is not None and share < thresholds()["function_share"]
+    assert labels(message(REAL_WORD_SALAD)) == []  # off by default: measured, not worth its cost
     limits = thresholds()
     assert limits["mixed_script"] >= 1 and 0 < limits["function_share"] < 0.2  # calibrated, not the defaults

@@ -74,10 +74,10 @@ def classify_run(run_dir: Path, tokenizer: Any = None, tool_format: str | None =
         for trajectory in sorted(cohort_path.glob("units/*/r*/trajectory.jsonl")):
             records, bad = read_trajectory(trajectory)
             ctx = Context.build(parser if isinstance(parser, str) else None, tools, tokenizer=tokenizer)
-            result = classify_trajectory(records, ctx).to_json()
-            atomic_write_json(trajectory.parent / "labels.json", result)
+            result = classify_trajectory(records, ctx).record()
+            atomic_write_json(trajectory.parent / "labels.json", result.record())
             units += 1
-            corrupted += bool(result["corrupted"])
+            corrupted += result.corrupted
             summary.unreadable_lines += bad
         summary.per_cohort[cohort_path.name] = (units, corrupted)
         summary.units += units

@@ -11,6 +11,7 @@ from typing import Any
 from eval.classify.context import Context, History
 from eval.classify.model import Turn
 from eval.classify.table import CLASSIFIER_VERSION, DETECTORS, SEVERITY, TurnLabels, classify_turn
+from store.unit_records import LabelsRecord
 
 SCHEMA_VERSION = 1
 
@@ -33,18 +34,24 @@ class TrajectoryLabels:
     def first_corrupted_turn(self) -> int | None:
         return next((t.turn for t in self.turns if t.corrupted), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def record(self) -> LabelsRecord:
+        """labels.json as the typed record of the results directory (store.unit_records.LabelsRecord)."""
         first = self.first_corrupted_turn
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "classifier_version": CLASSIFIER_VERSION,
-            "labels": self.counts,
-            "severity": dict(SEVERITY),
-            "first_corrupted_turn": first,
-            "corrupted": first is not None,
-            "n_turns": self.n_turns,
-            "turns": [t.to_json() for t in self.turns if t.labels],
-        }
+        return LabelsRecord.model_validate(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "classifier_version": CLASSIFIER_VERSION,
+                "labels": self.counts,
+                "severity": dict(SEVERITY),
+                "first_corrupted_turn": first,
+                "corrupted": first is not None,
+                "n_turns": self.n_turns,
+                "turns": [t.to_json() for t in self.turns if t.labels],
+            }
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.record().record()
 
 
 def classify_trajectory(records: Iterable[Any], ctx: Context, prompt: Any = None) -> TrajectoryLabels:

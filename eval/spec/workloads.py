@@ -10,7 +10,8 @@ from pydantic import Field, field_validator, model_validator
 from eval.spec.base import Name, Strict
 
 CanaryMode = Literal["fuzz", "prefix_hit", "prefix_hit_concurrent", "fresh", "tool_aba", "sampler_mix", "chunked_tail"]
-DEFAULT_CANARY_MODES: tuple[CanaryMode, ...] = ("prefix_hit", "prefix_hit_concurrent", "fresh")
+# The generated canary (eval/canary/fuzz; docs/trust/canary.md): a cohort file without `modes` fuzzes for fuzz_budget_s.
+DEFAULT_CANARY_MODES: tuple[CanaryMode, ...] = ("fuzz",)
 
 # The agent's vocabulary, checked here when the file loads (eval.agent implements it; a unit test keeps the two
 # in step): tool names, feedback kinds, and the placeholders a feedback message may use.

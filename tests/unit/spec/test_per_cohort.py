@@ -40,7 +40,13 @@ def test_each_cohort_has_its_model_and_workloads(write_spec) -> None:
 
 
 def test_plan_counts_units_and_probes_per_cohort(write_spec) -> None:
-    path = write_spec(lambda d: (two_models(d), d["workloads"]["swebench"].update(instances=["a", "b"])))
+    def edit(d: dict[str, Any]) -> None:
+        two_models(d)
+        d["workloads"]["swebench"].update(instances=["a", "b"])
+        # the hand-written modes, counted per probe (the default, fuzz, runs by time budget: one "probe" per mode)
+        d["workloads"]["canary"]["modes"] = ["prefix_hit", "prefix_hit_concurrent", "fresh"]
+
+    path = write_spec(edit)
     plan = build_plan(load_spec([str(path)]))
     by = {c["name"]: c for c in plan["cohorts"]}
     assert (by["c-off"]["units"], by["c-off"]["probes"], by["c-off"]["model"]) == (0, 6, "default")

@@ -301,6 +301,11 @@ class CrashOracle:
             return None
         assert reference_obs is not None
         err = cohort_obs.infra_error or ""
+        if err and _server_gone(err):
+            # The connection, not the engine, failed: the server process was already gone (it died on an earlier
+            # request, which is judged on its own). Infra, never a crash finding: two servers that die of the same
+            # stock bug a few requests apart would otherwise FAIL the clean one (H200, vllm#50792, 2026-12-05).
+            return None
         if err:
             return _finding(
                 self.name, cohort_obs, "fail", f"the engine failed a request the reference answered: {err[:200]}"
@@ -315,6 +320,23 @@ class CrashOracle:
                 f"{reference_obs.finish_reason!r}",
             )
         return None
+
+
+# What a client sees when the server process is gone, as opposed to an error the engine answered with.
+_GONE = (
+    "RemoteProtocolError",
+    "ConnectError",
+    "ConnectTimeout",
+    "ReadError",
+    "Server disconnected",
+    "All connection attempts failed",
+    "Connection refused",
+    "ConnectionRefusedError",
+)
+
+
+def _server_gone(err: str) -> bool:
+    return any(marker in err for marker in _GONE)
 
 
 def _aborted(rec: ProbeRecord | None) -> bool:

@@ -84,6 +84,19 @@ def test_a_5xx_where_the_reference_answered_is_a_failure_not_a_fact() -> None:
     assert _failed(refused, _rec()) == []
 
 
+def test_a_server_that_is_already_gone_is_infra_not_a_crash_of_its_build() -> None:
+    """H200, vLLM 0.26.0 over P/D: a stock bug killed both decode workers a few requests apart; the requests the
+    clean cohort lost after its death must not FAIL it (the killing request is judged on its own)."""
+    gone = _rec(
+        output_token_ids=None, infra_error="RemoteProtocolError: Server disconnected without sending a response."
+    )
+    assert _failed(gone, _rec()) == []
+    refused = _rec(output_token_ids=None, infra_error="ConnectError: All connection attempts failed")
+    assert _failed(refused, _rec()) == []
+    killed = _rec(output_token_ids=None, infra_error='HTTP 500: {"error":{"message":"","type":"InternalServerError"}}')
+    assert _failed(killed, _rec()) == ["crash"]  # the request that killed it, where the reference answered
+
+
 def test_count_finish_reason_and_usage_are_compared() -> None:
     assert "reference" in _failed(_rec(output_token_ids=[1, 2, 3, 4]), _rec())  # ids kept past the stop string
     assert _failed(_rec(finish_reason="length"), _rec()) == ["accounting"]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.store import SCHEMA_VERSION, atomic_write_json, read_json
+from store.canary_records import ProbeResult
 
 ROLES = ("target", "concurrent", "tool_a1", "tool_b", "tool_a2")
 # sampler_mix: one request per kind of per-request sampling parameters, all in one batch (eval/canary/sampler.py)
@@ -43,8 +44,12 @@ class ProbeRecord:
     judgement: dict[str, Any] | None = None  # eval.canary.judge: what was judged and why
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def record(self) -> ProbeResult:
+        """The typed record of the results directory (store.canary_records.ProbeResult)."""
+        return ProbeResult.model_validate({"schema_version": SCHEMA_VERSION, **asdict(self)})
+
     def to_json(self) -> dict[str, Any]:
-        return {"schema_version": SCHEMA_VERSION, **asdict(self)}
+        return self.record().model_dump(mode="json")
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProbeRecord:

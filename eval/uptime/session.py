@@ -24,13 +24,15 @@ from eval.spec.load import LoadedSpec
 from eval.spec.matrix import Cohort
 from eval.spec.models import ModelSpec
 from eval.spec.workloads import SoakWorkload
-from eval.store import SCHEMA_VERSION, atomic_write_json, read_json
 from eval.store.run import RunDir
 from eval.uptime import phases as ph
 from eval.uptime.monitor import monitor, read_metrics
 from eval.uptime.plan import build_plan
 from eval.uptime.traffic import Hook, SoakClient, SoakCounts, run_traffic
 from eval.uptime.verdict import decide
+from store.canary_records import SoakCounts as SoakRecord
+from store.canary_records import UptimeSummary
+from store.record_io import dump, read_record, write_record
 
 WORKLOAD = "uptime"  # the metrics.jsonl records of the uptime session
 SOAK_FILE = "soak.json"
@@ -98,7 +100,7 @@ class _Session:
             counts = await run_traffic(client, plan, self.cfg.concurrency, self.cfg.duration_s, hooks)
         finally:
             await client.aclose()
-        atomic_write_json(ph.uptime_dir(self.dir) / SOAK_FILE, {"schema_version": SCHEMA_VERSION, **counts.to_json()})
+        write_record(ph.uptime_dir(self.dir) / SOAK_FILE, SoakRecord.model_validate(counts.to_json()))
         return counts
 
     async def _during(self, k: int, done: int) -> None:
@@ -163,15 +165,16 @@ def summarize(loaded: LoadedSpec, run: RunDir, cohort: str) -> dict[str, Any]:
     verdict = decide(summaries, None if is_reference else mon)
     if is_reference:
         verdict.verdict, verdict.reasons = "reference", ["the other cohorts' phases are compared with these outputs"]
-    out = {
-        "schema_version": SCHEMA_VERSION,
-        "cohort": cohort,
-        "reference": cfg.reference,
-        "is_reference": is_reference,
-        "soak": read_json(ph.uptime_dir(cdir) / SOAK_FILE),
-        "phases": [s.to_json() for s in summaries],
-        "monitor": mon.to_json(),
-        **verdict.to_json(),
-    }
-    atomic_write_json(cdir / "uptime.json", out)
-    return out
+    record = UptimeSummary.model_validate(
+        {
+            "cohort": cohort,
+            "reference": cfg.reference,
+            "is_reference": is_reference,
+            "soak": read_record(ph.uptime_dir(cdir) / SOAK_FILE, SoakRecord),
+            "phases": [s.to_json() for s in summaries],
+            "monitor": mon.to_json(),
+            **verdict.to_json(),
+        }
+    )
+    write_record(cdir / "uptime.json", record)
+    return dump(record)

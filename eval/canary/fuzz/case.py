@@ -63,6 +63,7 @@ class TimedRequest(_Model):
 class Case(_Model):
     """A generated test case: server configuration + timed requests. `seed` and `index` regenerate it."""
 
+    schema_version: int = Field(1, description="version of the case's schema (fuzz-cases/*.json, repro/case.json)")
     seed: int = Field(description="generator seed")
     index: int = Field(ge=0, description="case number under the seed")
     server: ServerConfig = Field(default_factory=ServerConfig, description="server configuration")

@@ -17,7 +17,6 @@ every cohort of a run sends the same resolved case. Deterministic for greedy pil
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import httpx
 
 from eval.canary.fuzz.case import Case, TimedRequest
 from eval.canary.fuzz.execute import Outcome, send
+from store.record_io import read_record, write_record
 
 CASES_DIR = "fuzz-cases"
 OPEN_REGEX = "[a-z ]{8,40}"
@@ -171,14 +171,10 @@ def stored(run_path: Path, index: int) -> Case | None:
     path = Path(run_path) / CASES_DIR / f"fuzz-{index:03d}.json"
     if not path.is_file():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data.pop("schema_version", None)
-    return Case.model_validate(data)
+    return read_record(path, Case)
 
 
 def store(run_path: Path, case: Case) -> None:
-    from eval.store import atomic_write_json
-
     folder = Path(run_path) / CASES_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(folder / f"{case.case_id}.json", {"schema_version": 1, **case.model_dump(mode="json")})
+    write_record(folder / f"{case.case_id}.json", case)

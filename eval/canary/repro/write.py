@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.canary.fuzz.case import Case
-from eval.store import atomic_write_json
+from store.record_io import write_record
 
 TEMPLATE = Path(__file__).with_name("repro_py.txt")
 
@@ -97,5 +97,5 @@ def write_dir(out: Path, data: dict[str, Any], title: str, report_md: str, case:
     script.write_text(repro_script(data, title), encoding="utf-8")
     script.chmod(0o755)
     (out / "REPORT.md").write_text(report_md, encoding="utf-8")
-    atomic_write_json(out / "case.json", {"schema_version": 1, **case.model_dump(mode="json")})
+    write_record(out / "case.json", case)
     return out

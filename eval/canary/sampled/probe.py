@@ -24,8 +24,8 @@ from eval.canary.sampled.reference import ReferenceError, rescore
 from eval.canary.sampled.stats import Decision, SequentialTest
 from eval.spec.workloads import SampledWorkload
 from store.atomic import append_line, atomic_write_json
+from store.canary_records import SampledSummary
 
-SCHEMA_VERSION = 1
 RESCORE_CONCURRENCY = 4
 
 
@@ -136,6 +136,8 @@ async def probe_sampled(
     if measure_decode:
         summary["decode_tv"] = _describe(tvs)
         summary["decode_logprob_gap"] = _describe(gaps)
+    # sampled.json is the typed record store.canary_records.SampledSummary (validated here; its schema_version).
+    summary = SampledSummary.model_validate(summary).model_dump(mode="json", exclude_none=True)
     atomic_write_json(out_dir / "sampled.json", summary)
     return summary
 
@@ -188,7 +190,6 @@ def _summary(
 ) -> dict[str, Any]:
     decision = _decision(test, counts)
     return {
-        "schema_version": SCHEMA_VERSION,
         "cohort": name,
         "seed": cfg.seed,
         "dtype": dtype,

@@ -128,10 +128,9 @@ class CohortSummary:
 
     def to_json(self) -> dict[str, Any]:
         """canary.json as the typed record of the results directory (store.canary_records.CanarySummary)."""
-        from eval.store import SCHEMA_VERSION
         from store.canary_records import CanarySummary
 
-        return CanarySummary.model_validate({"schema_version": SCHEMA_VERSION, **asdict(self)}).model_dump(mode="json")
+        return CanarySummary.model_validate(asdict(self)).model_dump(mode="json")
 
 
 def summarize(cohort: str, records: list[ProbeRecord], is_reference: bool, expected: int) -> CohortSummary:

@@ -46,7 +46,7 @@ class ProbeRecord:
 
     def record(self) -> ProbeResult:
         """The typed record of the results directory (store.canary_records.ProbeResult)."""
-        return ProbeResult.model_validate({"schema_version": SCHEMA_VERSION, **asdict(self)})
+        return ProbeResult.model_validate(asdict(self))
 
     def to_json(self) -> dict[str, Any]:
         return self.record().model_dump(mode="json")

@@ -13,8 +13,6 @@ from eval.classify.model import Turn
 from eval.classify.table import CLASSIFIER_VERSION, DETECTORS, SEVERITY, TurnLabels, classify_turn
 from store.unit_records import LabelsRecord
 
-SCHEMA_VERSION = 1
-
 
 @dataclass(frozen=True)
 class TrajectoryLabels:
@@ -39,7 +37,6 @@ class TrajectoryLabels:
         first = self.first_corrupted_turn
         return LabelsRecord.model_validate(
             {
-                "schema_version": SCHEMA_VERSION,
                 "classifier_version": CLASSIFIER_VERSION,
                 "labels": self.counts,
                 "severity": dict(SEVERITY),

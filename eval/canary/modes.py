@@ -39,6 +39,7 @@ class ProbeContext:
     tool_choice: str
     fuzz: Any = None  # eval.canary.fuzz.generate.GenContext of the `fuzz` mode (built by eval/canary/run.py)
     out_dir: Any = None  # the cohort directory the records go to (the fuzz mode writes as it goes)
+    disaggregated: bool = False  # a P/D stack: no prompt-logprob re-scoring there (vllm#50792)
 
 
 def record(ctx: ProbeContext, mode: str, index: int, role: str, prompt: list[int] | None, reply: Reply) -> ProbeRecord:

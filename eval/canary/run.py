@@ -86,7 +86,15 @@ async def _fuzz(ctx: ProbeContext, progress: CanaryProgress) -> list[ProbeRecord
     from eval.canary.fuzz.mode import fuzz_cohort
 
     progress.status(ctx.cohort, "fuzzing")
-    recs = await fuzz_cohort(ctx.fuzz, ctx.cfg, ctx.client.base_url, ctx.client.model, ctx.cohort, ctx.out_dir)
+    recs = await fuzz_cohort(
+        ctx.fuzz,
+        ctx.cfg,
+        ctx.client.base_url,
+        ctx.client.model,
+        ctx.cohort,
+        ctx.out_dir,
+        rescore=ctx.cfg.fuzz_greedy_rescore and not ctx.disaggregated,
+    )
     progress.advance(ctx.cohort, ctx.cfg.probes_per_mode, infra=sum(1 for r in recs if r.infra_error is not None))
     return recs
 
@@ -106,6 +114,7 @@ def probe_endpoint(
     client = CanaryClient(base_url, model.served_name, cfg.seed)
     ctx = ProbeContext(client=client, book=book, cfg=cfg, cohort=cohort, tool_choice=tool_choice(model))
     ctx.out_dir = out_dir
+    ctx.disaggregated = any(c.topology.kind == "pd" for c in loaded.cohorts if c.name == cohort)
     if "fuzz" in cfg.modes:
         from eval.canary.fuzz.mode import gen_context, load_space, stack_facts
 

@@ -69,6 +69,15 @@ class CanaryWorkload(Strict):
     fuzz_exclude: list[str] = Field(
         default_factory=list, description="never generate these features (e.g. one whose crash is already known)"
     )
+    fuzz_greedy_rescore: bool = Field(
+        True,
+        description=(
+            "re-score each greedy fuzz request (no processor that moves the argmax) on the cohort's own stack "
+            "after its case, with prompt logprobs, and fail a token that is not the prefill's argmax up to "
+            "near_tie_nats (eval/canary/fuzz/rescore.py): it sees past the first benign near-tie flip; P/D stacks "
+            "are skipped (vllm#50792)"
+        ),
+    )
     fuzz_sampled_oracle: bool = Field(
         False,
         description=(

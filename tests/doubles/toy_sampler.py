@@ -4,7 +4,9 @@ The model: raw logits over `V` tokens depend on the last token and the position 
 request's temperature / top-k / top-p (seeded per request when a seed is given), answers `prompt_logprobs: -1` with
 the full raw log-distribution at every prompt position, and `logprobs: -1` with its decode-time one. `shift` re-
 creates a faulty rejection sampler: on odd output positions ("draft rows") `shift` of probability moves to the most
-likely token before sampling. `max_logprobs` re-creates vLLM's limit (default 20): more prompt logprobs than that
+likely token before sampling. `greedy_fault_after` re-creates a greedy state bug: from that output position on,
+a greedy request gets the least likely token. Prompt logprobs hold the top k plus the prompt token's own, as
+vLLM's do. `max_logprobs` re-creates vLLM's limit (default 20): more prompt logprobs than that
 (or -1, the whole vocabulary) get HTTP 400. Runs in a thread: `with ToySampler() as s: s.base_url`.
 """
 
@@ -47,10 +49,11 @@ def _sample_law(raw: np.ndarray, req: dict[str, Any]) -> np.ndarray:
 class ToySampler(ThreadedApp):
     name = "the toy sampler"
 
-    def __init__(self, shift: float = 0.0, max_logprobs: int = -1) -> None:
+    def __init__(self, shift: float = 0.0, max_logprobs: int = -1, greedy_fault_after: int | None = None) -> None:
         super().__init__()
         self.shift = shift
         self.max_logprobs = max_logprobs
+        self.greedy_fault_after = greedy_fault_after
 
     def _generate(self, req: dict[str, Any], prompt: list[int]) -> tuple[list[int], list[dict[str, float]]]:
         rng = np.random.default_rng(req.get("seed"))
@@ -59,7 +62,8 @@ class ToySampler(ThreadedApp):
         for i in range(int(req["max_tokens"])):
             raw = raw_logprobs(prompt + out)
             if not req.get("temperature"):
-                out.append(int(np.argmax(raw)))
+                fault = self.greedy_fault_after is not None and i >= self.greedy_fault_after
+                out.append(int(np.argmin(raw) if fault else np.argmax(raw)))
                 continue
             law = _sample_law(raw, req)
             if self.shift and i % 2 == 1:
@@ -82,7 +86,7 @@ class ToySampler(ThreadedApp):
             for i in range(1, len(prompt)):
                 raw = raw_logprobs(prompt[:i])
                 k = int(req["prompt_logprobs"])
-                top = np.argsort(-raw)[: (V if k < 0 else k)]
+                top = [*np.argsort(-raw)[: (V if k < 0 else k)], prompt[i]]
                 rows.append({str(t): {"logprob": float(raw[t]) if math.isfinite(raw[t]) else None} for t in top})
             choice: dict[str, Any] = {"token_ids": [0], "prompt_logprobs": rows}
             return web.json_response({"choices": [choice]})

@@ -95,9 +95,17 @@ def cases_done(out_dir: Path) -> set[int]:
 
 
 async def fuzz_cohort(
-    gen: GenContext, cfg: CanaryWorkload, base_url: str, model: str, cohort: str, out_dir: Path
+    gen: GenContext,
+    cfg: CanaryWorkload,
+    base_url: str,
+    model: str,
+    cohort: str,
+    out_dir: Path,
+    rescore: bool = False,
 ) -> list[ProbeRecord]:
-    """Run cases 0, 1, ... on one stack until `fuzz_budget_s` or `fuzz_cases`; write and return the records."""
+    """Run cases 0, 1, ... on one stack until `fuzz_budget_s` or `fuzz_cases`; write and return the records.
+    With `rescore`, each case's greedy records are re-scored on this stack before they are written
+    (eval/canary/fuzz/rescore.py)."""
     done = cases_done(out_dir)
     t0, records = time.monotonic(), []
     for index in range(cfg.fuzz_cases):
@@ -111,6 +119,10 @@ async def fuzz_cohort(
             store(out_dir.parent, case)
         outcomes = await run_case_async(case, base_url, model)
         recs = records_of(case, outcomes, cohort, base_url)
+        if rescore:
+            from eval.canary.fuzz.rescore import rescore_greedy
+
+            await rescore_greedy(recs, base_url, model, cfg.near_tie_nats)
         if cfg.fuzz_sampled_oracle:  # the sampled PIT oracle judges later, from what is re-scored now (stack up)
             from eval.canary.sampled.oracle import rescore_records
 

@@ -15,7 +15,9 @@ statistical oracles there). Built in:
 - `crash`: HTTP 5xx, an engine error streamed after the 200, or an `error` finish where the reference answered is
   a failure of the cohort (only 4xx refusals are facts);
 - `accounting`: token ids, logprobs and usage agree with each other, and token count, finish_reason, usage and
-  text agree with the reference wherever the tokens are identical.
+  text agree with the reference wherever the tokens are identical;
+- `rescore`: every token of a greedy output is the argmax of the server's own prefill of prompt + output, up to a
+  near tie, past the first benign flip too (eval/canary/fuzz/rescore.py; judged from what the fuzz loop stored).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from eval.canary.fuzz.case import Case, Finding
+from eval.canary.fuzz.rescore import GreedyRescoreOracle
 from eval.canary.records import ProbeRecord
 
 Tokenize = Callable[[str], list[int]]
@@ -399,6 +402,7 @@ def default_oracles(
         SupportOracle(),
         CrashOracle(),
         AccountingOracle(),
+        GreedyRescoreOracle(),
     ]
     names = {o.name for o in built}
     built += [o for o in extra if o.name not in names]

@@ -19,6 +19,7 @@ from eval.canary.fuzz.api import judge_case
 from eval.canary.fuzz.case import Case, Finding
 from eval.canary.fuzz.execute import records_of, run_case_async
 from eval.canary.fuzz.oracles import default_oracles
+from eval.canary.fuzz.rescore import rescore_greedy
 from eval.canary.fuzz.shrink import shrink
 from eval.canary.records import ProbeRecord
 from eval.canary.repro.evidence import Evidence, find, outputs
@@ -37,6 +38,8 @@ class Live:
         salt = uuid.uuid4().hex
         ref = records_of(case, asyncio.run(run_case_async(case, self.reference_url, self.model, salt=salt)), "ref", "")
         mine = records_of(case, asyncio.run(run_case_async(case, self.cohort_url, self.model, salt=salt)), "cohort", "")
+        for recs, url in ((mine, self.cohort_url), (ref, self.reference_url)):  # the `rescore` oracle reads these
+            asyncio.run(rescore_greedy(recs, url, self.model, self.near_tie))
         oracles = default_oracles(None, self.near_tie, self.lp_tolerance)  # the crash oracle included
         findings = judge_case(case, mine, ref, oracles)
         if any(r.infra_error for r in mine + ref):  # a crashed engine restarts (the stack's watchdog): wait for it

@@ -48,12 +48,15 @@ def _parse(resp: httpx.Response, prompt: list[int], output: list[int], vocab: in
 
 
 def keep_top(m: np.ndarray, k: int) -> np.ndarray:
-    """Only the top `k` of each row: vLLM adds the prompt token's own logprob to its top k, and a category set that
-    depends on the sampled token would bias the PIT (the 'rest' bucket must hold every token outside the top k)."""
+    """Only the tokens strictly above each row's k-th value. vLLM adds the prompt token's own logprob to its top k,
+    and a category set that depends on the sampled token would bias the PIT (the 'rest' bucket must hold every token
+    outside the kept set). The k-th value is the distribution's, whatever was sampled; which of several tokens tied
+    at it vLLM returned is not (a sampled token tied there comes back as an extra), so every tied token goes to the
+    rest: at most one category fewer, and a set that depends on the distribution alone."""
     if k <= 0 or k >= m.shape[1]:
         return m
     kth = -np.sort(-m, axis=1)[:, k - 1 : k]
-    return np.where(m >= kth, m, -np.inf)
+    return np.where(m > kth, m, -np.inf)
 
 
 async def rescore(

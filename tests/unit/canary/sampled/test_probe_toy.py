@@ -50,7 +50,7 @@ def test_a_sampler_that_moves_probability_to_the_top_token_fails(tmp_path: Path)
 
 def test_top_k_reference_logprobs_with_a_rest_bucket_judge_the_same_way(tmp_path: Path) -> None:
     settings = [{"temperature": 1.0}, {"temperature": 0.7, "top_p": 0.9, "top_k": 5}]
-    clean = _probe(0.0, _cfg(reference_logprobs=8, settings=settings, max_draws=160), tmp_path / "clean")
+    clean = _probe(0.0, _cfg(reference_logprobs=16, settings=settings, max_draws=160), tmp_path / "clean")
     assert clean["verdict"] in ("PASS", "INCONCLUSIVE") and clean["inexact_tokens"] == 0
     shifted = _probe(0.2, _cfg(reference_logprobs=8, settings=settings), tmp_path / "shifted")
     assert shifted["verdict"] == "FAIL"

@@ -106,4 +106,7 @@ def test_keep_top_drops_the_prompt_tokens_own_entry_outside_the_top_k() -> None:
     from eval.canary.sampled.reference import keep_top
 
     m = np.array([[-0.5, -1.0, -9.0, -3.0]])  # vLLM returns top-2 plus the prompt token's own (-9.0)
-    assert keep_top(m, 2).tolist() == [[-0.5, -1.0, -math.inf, -math.inf]]
+    # Only tokens strictly above the k-th value: a token tied with the k-th may be the sampled one's own extra entry.
+    assert keep_top(m, 2).tolist() == [[-0.5, -math.inf, -math.inf, -math.inf]]
+    tied = np.array([[-0.5, -1.0, -1.0, -math.inf]])  # top-2 returned (-0.5, -1.0) + the own token, tied at -1.0
+    assert keep_top(tied, 2).tolist() == [[-0.5, -math.inf, -math.inf, -math.inf]]

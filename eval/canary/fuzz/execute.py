@@ -1,7 +1,8 @@
 """Send a case to one endpoint and record what came back, one `ProbeRecord` per request (per choice with n > 1).
 
 The warm request (role `w`) goes first and alone (it fills the prefix cache); every other request starts at its
-`start_ms`, or once the request named in `after` has streamed a token (it then joins a decoding batch). A
+`start_ms`, or once the request named in `after` has streamed a token (it then joins a decoding batch), and
+`start_ms` after that when both are set (staggered joins, one by one into a batch already decoding). A
 request with `abort_after_tokens` is closed by the client mid-stream. HTTP 4xx is recorded as the build's
 refusal (`extra.http_status`, `extra.refused`), not as an infra error: a parameter the build does not take is a
 fact about the build. Streamed chunks are counted per request (`extra.chunk_tokens`): a chunk of t tokens is one
@@ -216,7 +217,7 @@ async def run_case_async(
             if r.after is not None and r.after in outcomes:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(outcomes[r.after].first_token.wait(), AFTER_TIMEOUT_S)
-            elif r.start_ms:
+            if r.start_ms:  # after `after`'s first token when both are set (a staggered join)
                 await asyncio.sleep(r.start_ms / 1000)
             await send(http, r, model, outcomes[r.role], salt, others_done)
 

@@ -110,11 +110,21 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
     bg = _background(ctx, rng, seed, index) if n < ctx.max_requests and _on(ctx, rng, "background", 0.4) else None
     if bg is not None:
         requests.append(bg)
+    # Staggered joins draw from their own stream, so that every other choice of every seed stays what it was.
+    stagger = random.Random(f"specqual-fuzz-stagger:{seed}:{index}")
+    step_ms = stagger.randint(15, 90) if stagger.random() < 0.5 else 0
+    joined = 0
     for j in range(n):
         req = _request(ctx, rng, seed, index, f"r{j}", warm, requests)
         if bg is not None and rng.random() < 0.75:
-            req.after, req.start_ms = "bg", 0  # joins the running batch: not at batch index 0, beside drafts
+            # Joins the running batch: not at batch index 0, beside drafts. Staggered, the joiners arrive one by one
+            # (step_ms apart after bg's first token), each into a batch that is already decoding with drafts: a
+            # short prompt tail then shares its step with decodes only (padded to K+1 rows: PR 55178).
+            req.after, req.start_ms = "bg", joined * step_ms
             req.features.append("joined")
+            if step_ms and joined:
+                req.features.append("staggered")
+            joined += 1
         requests.append(req)
     return Case(seed=seed, index=index, server=ServerConfig(), requests=requests)
 

@@ -94,3 +94,33 @@ def test_coverage_and_blind_classes() -> None:
     assert {v["verdict"] for v in passing.values()} <= {"PASS", "INCONCLUSIVE"} and any(
         v["verdict"] == "PASS" for v in passing.values()
     )
+
+
+def test_joins_are_staggered_in_some_cases_one_by_one_after_the_background_request() -> None:
+    """PR 55178's trigger is a short prompt tail scheduled beside decodes only: joiners released all at once at the
+    background request's first token share their prefill steps, so some cases send them one by one."""
+    gen = _gen(_space())
+    cases = [generate_case(gen, 0, i) for i in range(120)]
+    joins = [[r for r in c.requests if "joined" in r.features] for c in cases]
+    staggered = [js for js in joins if len(js) > 1 and any(r.start_ms for r in js)]
+    at_once = [js for js in joins if len(js) > 1 and not any(r.start_ms for r in js)]
+    assert staggered and at_once
+    for js in staggered:
+        gaps = {b.start_ms - a.start_ms for a, b in zip(js, js[1:], strict=False)}
+        assert len(gaps) == 1 and 15 <= gaps.pop() <= 90  # a fixed step per case
+        assert all("staggered" in r.features for r in js[1:])
+
+
+def test_a_staggered_join_waits_for_the_first_token_then_its_offset() -> None:
+    import asyncio
+
+    from eval.canary.fuzz.case import TimedRequest
+    from eval.canary.fuzz.execute import run_case_async
+
+    params = {"max_tokens": 12, "temperature": 0.0, "logprobs": 1}
+    bg = TimedRequest(role="bg", prompt_token_ids=[5, 6], params=params, until_others_done=True)
+    late = TimedRequest(role="r0", prompt_token_ids=[7, 8], params=params, after="bg", start_ms=300)
+    with ToyServer() as server:
+        out = asyncio.run(run_case_async(Case(seed=0, index=0, requests=[bg, late]), server.base_url, "toy"))
+    assert out["r0"].error is None and out["bg"].error is None
+    assert out["r0"].started_at - out["bg"].started_at >= 0.3  # bg streamed its first token before that

@@ -36,7 +36,9 @@ class TimedRequest(_Model):
     params: dict[str, Any] = Field(
         default_factory=dict, description="request body fields on top of model/prompt (sampling parameters etc.)"
     )
-    start_ms: int = Field(0, ge=0, description="send this long after the case starts (after `after`'s first token, when set)")
+    start_ms: int = Field(
+        0, ge=0, description="send this long after the case starts (after `after`'s first token, when set)"
+    )
     after: str | None = Field(None, description="send once this request (role) has streamed its first token")
     stream: bool = Field(True, description="stream the reply (token chunks show per-step output)")
     abort_after_tokens: int | None = Field(None, ge=1, description="client closes the stream after this many tokens")

@@ -3,6 +3,8 @@ no finding between two clean servers, every re-created bug caught by generated c
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from eval.canary.fuzz.api import run_cases
@@ -106,7 +108,7 @@ def test_joins_are_staggered_in_some_cases_one_by_one_after_the_background_reque
     at_once = [js for js in joins if len(js) > 1 and not any(r.start_ms for r in js)]
     assert staggered and at_once
     for js in staggered:
-        gaps = {b.start_ms - a.start_ms for a, b in zip(js, js[1:], strict=False)}
+        gaps = {b.start_ms - a.start_ms for a, b in itertools.pairwise(js)}
         assert len(gaps) == 1 and 15 <= gaps.pop() <= 90  # a fixed step per case
         assert all("staggered" in r.features for r in js[1:])
 

@@ -1,17 +1,18 @@
 """Greedy re-scoring of the fuzz cases (issue 28 item 4): every token of a greedy output must be the argmax at its own
 prefix, up to a near tie, under a prefill of prompt + output.
 
-The `reference` oracle compares a greedy output with the reference's token by token and stops at the first
-benign near-tie flip: after it the two continuations no longer share a context. A bug that starts with a near tie
-(a state bug whose first corrupted token is close to the right one) then corrupts the rest of the output unseen.
-Re-scoring closes that gap. While the stack is up, `rescore_greedy` sends each judgeable greedy record's prompt +
-output to the same server as one prompt with `prompt_logprobs: 1` (teacher forcing in one prefill: row t holds the
-logprob of the token the server chose at t and of the top-1 token given exactly the prefix it had). Prompt
-logprobs never run speculative decoding and a request asking for them is never served from the prefix cache (vLLM
-v1 skips cache hits for it), so on the cohort's own stack they are the target model's distribution, exact for bugs
-of the decode path (drafts, rejection, state rollback, batch rows). `GreedyRescoreOracle` judges later, from what
-was stored in `record.extra["greedy_rescore"]`: a token that loses to the argmax by more than `near_tie_nats`
-fails. A record the speculation-off reference fails the same way is a fact about the build (oracles._shared).
+The `reference` oracle compares a greedy output with the reference's token by token and stops at the first benign
+near-tie flip: after it the two continuations no longer share a context. A bug that starts with a near tie (a state bug
+whose first corrupted token is close to the right one) then corrupts the rest of the output unseen. Re-scoring closes
+that gap. While the stack is up, `rescore_greedy` sends each judgeable greedy record's prompt + output to the same
+server as one prompt with `prompt_logprobs: 1` (teacher forcing in one prefill: row t holds the logprob of the token the
+server chose at t and of the top-1 token given exactly the prefix it had). Prompt logprobs never run speculative
+decoding and a request asking for them is never served from the prefix cache (vllm/sampling_params.py of 0.32.0:
+`skip_reading_prefix_cache` defaults to true when `prompt_logprobs` is set), so on the cohort's own stack they are the
+target model's distribution, exact for bugs of the decode path (drafts, rejection, state rollback, batch rows).
+`GreedyRescoreOracle` judges later, from what was stored in `record.extra["greedy_rescore"]`: a token that loses to the
+argmax by more than `near_tie_nats` fails. A record the speculation-off reference fails the same way is a fact about the
+build (oracles._shared).
 
 Only requests whose argmax is the raw model's are judged: temperature 0, one choice, a prompt given as token ids,
 no penalty, bias, mask, minimum length or structured output (those change the argmax; their own oracles check

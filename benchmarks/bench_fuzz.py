@@ -85,7 +85,7 @@ def differs(rec: ProbeRecord, ctl: ProbeRecord | None, tolerance: float = 0.5) -
 def generator_hashes() -> dict[str, str]:
     """git blob hashes of the generator's files and of the oracles: which generator produced a row."""
     root = Path(__file__).resolve().parents[1] / "eval" / "canary" / "fuzz"
-    names = ["generate.py", "space.py", "derive.py", "case.py", "oracles.py"]
+    names = ["generate.py", "space.py", "derive.py", "case.py", "oracles.py", "rescore.py", "execute.py"]
     out = subprocess.run(["git", "hash-object", *[str(root / n) for n in names]], capture_output=True, text=True)
     return dict(zip(names, [h[:10] for h in out.stdout.split()], strict=False))
 
@@ -106,6 +106,7 @@ def fuzz_seed(
     t0, cases, findings, known, failing = time.monotonic(), 0, [], 0, []
     catches: list[dict[str, Any]] = []
     control_fails: list[Finding] = []
+    seen: dict[str, list[ProbeRecord]] = {"cohort": [], "reference": [], "control": []}
     while time.monotonic() - t0 < budget:
         case = resolved(generate_case(gen, seed, cases), ref_url, model)
         cases += 1
@@ -115,6 +116,9 @@ def fuzz_seed(
         ctl = ref if control_url is None else run_case_salted(case, control_url, model, salt, "control")
         refs = {r.role: r for r in ref}
         ctls = {r.role: r for r in ctl}
+        seen["cohort"] += mine
+        seen["reference"] += ref
+        seen["control"] += ctl if control_url is not None else []
         got = judge_case(case, mine, ref)
         ctl_bad: set[tuple[str, str]] = set()
         if control_url is not None:
@@ -167,6 +171,7 @@ def fuzz_seed(
         "facts": len([f for f in findings if f.verdict == "fact"]),
         "fail_reasons": sorted({f"{f.role}: {f.oracle}: {f.reason[:90]}" for f in fails})[:6],
         "failing_cases_json": [c.model_dump(mode="json") for c in failing],
+        "rescore": {side: rescore_stats(recs) for side, recs in seen.items() if recs},
         "wall_s": round(time.monotonic() - t0, 1),
     }
 
@@ -176,10 +181,30 @@ def resolved(case: Case, url: str, model: str) -> Case:
     return asyncio.run(resolve(case, url, model))
 
 
-def run_case_salted(case: Case, url: str, model: str, salt: str, name: str) -> list[ProbeRecord]:
-    from eval.canary.fuzz.execute import run_case_async
+RESCORE = True  # --no-rescore turns the greedy re-scoring off (eval/canary/fuzz/rescore.py; on in the canary)
 
-    return records_of(case, asyncio.run(run_case_async(case, url, model, salt=salt)), name, url)
+
+def run_case_salted(case: Case, url: str, model: str, salt: str, name: str) -> list[ProbeRecord]:
+    """The case's records on one server; with RESCORE its greedy records are re-scored there (the `rescore`
+    oracle's evidence), as the canary's fuzz loop does."""
+    from eval.canary.fuzz.execute import run_case_async
+    from eval.canary.fuzz.rescore import rescore_greedy
+
+    recs = records_of(case, asyncio.run(run_case_async(case, url, model, salt=salt)), name, url)
+    if RESCORE:
+        asyncio.run(rescore_greedy(recs, url, model, 0.25))
+    return recs
+
+
+def rescore_stats(records: list[ProbeRecord]) -> dict[str, Any]:
+    """How many records were re-scored, how many failed, and the widest margin of a passing one (calibration:
+    how close clean tokens come to the 0.25-nat near tie)."""
+    done = [r.extra["greedy_rescore"] for r in records if isinstance(r.extra.get("greedy_rescore"), dict)]
+    ok = [d for d in done if "error" not in d]
+    clean = [d["max_margin"] for d in ok if not d["violations"] and d.get("max_margin") is not None]
+    return {"records": len(ok), "errors": len(done) - len(ok), "tokens": sum(d["positions"] for d in ok),
+            "violating": sum(1 for d in ok if d["violations"]), "near_ties": sum(d["near_ties"] for d in ok),
+            "max_margin_passing": max(clean, default=None)}  # fmt: skip
 
 
 def failing(c: Case, cohort_url: str, ref_url: str, model: str) -> tuple[list[Finding], list[ProbeRecord]]:
@@ -334,7 +359,10 @@ def main() -> None:
     ap.add_argument("--coverage-id", help="coverage.py inside the --measure cohorts' servers, data under "
                     "results/<this>/coverage (bench_coverage.py --report --coverage-id reads it)")  # fmt: skip
     ap.add_argument("--measure", action="append", default=[], help="cohorts whose servers run coverage")
+    ap.add_argument("--no-rescore", action="store_true", help="no greedy re-scoring (the `rescore` oracle is idle)")
     args = ap.parse_args()
+    global RESCORE
+    RESCORE = not args.no_rescore
     GENERATOR.update(generator_hashes())
 
     specs = [(args.file, args.reference, args.cohort, args.control)]

@@ -181,6 +181,7 @@ def resolved(case: Case, url: str, model: str) -> Case:
     return asyncio.run(resolve(case, url, model))
 
 
+RESCORE_NATS = 1.0  # workloads.canary.fuzz_rescore_nats' default
 RESCORE = True  # --no-rescore turns the greedy re-scoring off (eval/canary/fuzz/rescore.py; on in the canary)
 
 
@@ -192,13 +193,13 @@ def run_case_salted(case: Case, url: str, model: str, salt: str, name: str) -> l
 
     recs = records_of(case, asyncio.run(run_case_async(case, url, model, salt=salt)), name, url)
     if RESCORE:
-        asyncio.run(rescore_greedy(recs, url, model, 0.25))
+        asyncio.run(rescore_greedy(recs, url, model, RESCORE_NATS))
     return recs
 
 
 def rescore_stats(records: list[ProbeRecord]) -> dict[str, Any]:
     """How many records were re-scored, how many failed, and the widest margin of a passing one (calibration:
-    how close clean tokens come to the 0.25-nat near tie)."""
+    how close clean tokens come to the threshold)."""
     done = [r.extra["greedy_rescore"] for r in records if isinstance(r.extra.get("greedy_rescore"), dict)]
     ok = [d for d in done if "error" not in d]
     clean = [d["max_margin"] for d in ok if not d["violations"] and d.get("max_margin") is not None]

@@ -74,8 +74,17 @@ class CanaryWorkload(Strict):
         description=(
             "re-score each greedy fuzz request (no processor that moves the argmax) on the cohort's own stack "
             "after its case, with prompt logprobs, and fail a token that is not the prefill's argmax up to "
-            "near_tie_nats (eval/canary/fuzz/rescore.py): it sees past the first benign near-tie flip; P/D stacks "
-            "are skipped (vllm#50792)"
+            "fuzz_rescore_nats (eval/canary/fuzz/rescore.py): it sees past the first benign near-tie flip; P/D "
+            "stacks are skipped (vllm#50792)"
+        ),
+    )
+    fuzz_rescore_nats: float = Field(
+        1.0,
+        ge=0,
+        description=(
+            "greedy re-scoring: a token may lose to the prefill's argmax by at most this many nats (wider than "
+            "near_tie_nats: decode and prefill run different kernels, which in bfloat16 differ by more than "
+            "decode-vs-decode rounding; a corrupted continuation loses by nats)"
         ),
     )
     fuzz_sampled_oracle: bool = Field(

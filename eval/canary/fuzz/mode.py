@@ -122,7 +122,7 @@ async def fuzz_cohort(
         if rescore:
             from eval.canary.fuzz.rescore import rescore_greedy
 
-            await rescore_greedy(recs, base_url, model, cfg.near_tie_nats)
+            await rescore_greedy(recs, base_url, model, cfg.fuzz_rescore_nats)
         if cfg.fuzz_sampled_oracle:  # the sampled PIT oracle judges later, from what is re-scored now (stack up)
             from eval.canary.sampled.oracle import rescore_records
 

@@ -11,8 +11,8 @@ decoding and a request asking for them is never served from the prefix cache (vl
 `skip_reading_prefix_cache` defaults to true when `prompt_logprobs` is set), so on the cohort's own stack they are the
 target model's distribution, exact for bugs of the decode path (drafts, rejection, state rollback, batch rows).
 `GreedyRescoreOracle` judges later, from what was stored in `record.extra["greedy_rescore"]`: a token that loses to the
-argmax by more than `near_tie_nats` fails. A record the speculation-off reference fails the same way is a fact about the
-build (oracles._shared).
+argmax by more than the threshold (`workloads.canary.fuzz_rescore_nats`, 1.0) fails. A record the speculation-off
+reference fails the same way is a fact about the build (oracles._shared).
 
 Only requests whose argmax is the raw model's are judged: temperature 0, one choice, a prompt given as token ids,
 no penalty, bias, mask, minimum length or structured output (those change the argmax; their own oracles check
@@ -105,7 +105,7 @@ def _row_logprobs(row: dict[str, Any] | None) -> dict[int, float]:
     return out
 
 
-def judge_rows(output: Sequence[int], rows: Sequence[dict[str, Any] | None], near_tie_nats: float) -> dict[str, Any]:
+def judge_rows(output: Sequence[int], rows: Sequence[dict[str, Any] | None], max_loss_nats: float) -> dict[str, Any]:
     """Per output position: the chosen token's logprob against the best one. Returns the stored judgement."""
     violations: list[int] = []
     margins: list[float] = []
@@ -115,7 +115,7 @@ def judge_rows(output: Sequence[int], rows: Sequence[dict[str, Any] | None], nea
             raise ValueError(f"position {t}: the chosen token {token} has no prompt logprob")
         margin = max(lps.values()) - lps[token]
         margins.append(margin)
-        if margin > near_tie_nats:
+        if margin > max_loss_nats:
             violations.append(t)
     worst = max(margins, default=0.0)
     return {
@@ -123,8 +123,8 @@ def judge_rows(output: Sequence[int], rows: Sequence[dict[str, Any] | None], nea
         "violations": violations,
         "margin_at_first": round(margins[violations[0]], 5) if violations else None,
         "max_margin": round(worst, 5) if math.isfinite(worst) else None,
-        "near_ties": sum(1 for m in margins if 0 < m <= near_tie_nats),
-        "near_tie_nats": near_tie_nats,
+        "near_ties": sum(1 for m in margins if 0 < m <= max_loss_nats),
+        "max_loss_nats": max_loss_nats,
     }
 
 
@@ -140,7 +140,7 @@ async def _rows(http: httpx.AsyncClient, model: str, prompt: list[int], output: 
 
 
 async def rescore_greedy(
-    records: Sequence[ProbeRecord], base_url: str, model: str, near_tie_nats: float, concurrency: int = 4
+    records: Sequence[ProbeRecord], base_url: str, model: str, max_loss_nats: float, concurrency: int = 4
 ) -> int:
     """Re-score every judgeable greedy record on a live server; store the judgement (or the error) in
     `record.extra["greedy_rescore"]`. Returns how many were re-scored."""
@@ -152,7 +152,7 @@ async def rescore_greedy(
         async with gate:
             try:
                 rows = await _rows(http, model, list(rec.prompt_token_ids or []), output)
-                rec.extra[EXTRA_KEY] = judge_rows(output, rows, near_tie_nats)
+                rec.extra[EXTRA_KEY] = judge_rows(output, rows, max_loss_nats)
             except (httpx.HTTPError, KeyError, IndexError, ValueError) as e:
                 rec.extra[EXTRA_KEY] = {"error": f"{type(e).__name__}: {e}"[:300]}
 
@@ -176,7 +176,7 @@ class GreedyRescoreOracle:
             reason = (
                 f"{len(violations)} of {stored['positions']} tokens are not the argmax of the server's own prefill "
                 f"of prompt + output (first at position {violations[0]}, losing by {stored['margin_at_first']} nats "
-                f"> near tie {stored['near_tie_nats']})"
+                f"> {stored['max_loss_nats']})"
             )
             return Finding(
                 oracle=self.name, role=cohort_obs.role, verdict="fail", reason=reason, position=violations[0]

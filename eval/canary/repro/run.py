@@ -33,13 +33,14 @@ class Live:
     model: str
     near_tie: float = 0.25
     lp_tolerance: float = 0.5
+    rescore_nats: float = 1.0
 
     def run(self, case: Case) -> tuple[list[ProbeRecord], list[ProbeRecord], list[Finding]]:
         salt = uuid.uuid4().hex
         ref = records_of(case, asyncio.run(run_case_async(case, self.reference_url, self.model, salt=salt)), "ref", "")
         mine = records_of(case, asyncio.run(run_case_async(case, self.cohort_url, self.model, salt=salt)), "cohort", "")
         for recs, url in ((mine, self.cohort_url), (ref, self.reference_url)):  # the `rescore` oracle reads these
-            asyncio.run(rescore_greedy(recs, url, self.model, self.near_tie))
+            asyncio.run(rescore_greedy(recs, url, self.model, self.rescore_nats))
         oracles = default_oracles(None, self.near_tie, self.lp_tolerance)  # the crash oracle included
         findings = judge_case(case, mine, ref, oracles)
         if any(r.infra_error for r in mine + ref):  # a crashed engine restarts (the stack's watchdog): wait for it

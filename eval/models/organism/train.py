@@ -160,8 +160,24 @@ def environment() -> dict[str, Any]:
     cpu = getattr(torch.backends.cpu, "get_cpu_capability", lambda: None)()
     return {"python": platform.python_version(), "torch": torch.__version__,
             "transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
-            "threads": torch.get_num_threads(), "cpu_capability": cpu,
+            "threads": torch.get_num_threads(), "cpu_capability": cpu, "cpu_isa": cpu_isa(),
             "deterministic_algorithms": torch.are_deterministic_algorithms_enabled()}  # fmt: skip
+
+
+# Instruction-set extensions oneMKL and oneDNN dispatch on beyond torch's capability level (AVX2 / AVX512): two
+# AVX512 machines with and without AMX / AVX512-FP16 trained different organisms from the same seed and lock.
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16")
+
+
+def cpu_isa(cpuinfo: str = "/proc/cpuinfo") -> list[str] | None:
+    """The `ISA_FLAGS` this CPU has (Linux), or None where /proc/cpuinfo cannot be read."""
+    try:
+        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    have = set(line.partition(":")[2].split())
+    return [f for f in ISA_FLAGS if f in have]
 
 
 FORECAST_INSTANCES = 8

@@ -13,12 +13,23 @@ The key names the LOCKED versions (`locked_versions`), so an organism trained by
 machine whose stack differs (an offline GPU node: torch 2.11+cu130) is found there under the same name instead of
 being trained again into other weights. Training happens under the locked key only when the installed versions are
 the locked ones; otherwise the directory is found or trained under the installed versions' key, with a warning.
+
+Pinned organisms (issue 31). Even under the lock, the bits depend on the CPU: oneMKL and torch's kernels round
+differently on other x86 classes (an Intel AVX512 machine, one with AMX and AVX512-FP16, and an AMD Zen 4 machine
+trained three different organisms from one seed and lock; docs/trust/organism.md). So the weights a cohort file's
+organism names are committed beside this module (`pinned/organism-KEY/`: the weights, the tokenizer and the
+training record, about 2 MB) and installed from there, checked against the record's `weights_sha256`, whatever CPU
+or library versions this machine has: every machine serves the same organism. `retrain=True` (or the
+environment variable SPECQUAL_TRAIN_ORGANISM=1) trains instead, into `organism-KEY-trained`, and
+tests/integration/models/test_organism_demo.py checks that training on the recorded CPU class gives the pinned
+bits. `python -m eval.models.organism.pin MODEL_DIR` pins a trained organism.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -36,6 +47,9 @@ GENERATOR_VERSION = 2
 # converts batches in the checks. Their versions are part of the cache key.
 WEIGHT_LIBRARIES = ("torch", "transformers", "tokenizers", "numpy")
 DONE_MARKER = "specqual-generated.json"
+PINNED_DIR = Path(__file__).resolve().parent / "pinned"
+PINNED_FILES = ("model.safetensors", "tokenizer.json", DONE_MARKER)  # what a pinned organism holds
+TRAIN_ENV = "SPECQUAL_TRAIN_ORGANISM"  # "1": train the organism even where a pinned one exists
 SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
 TOOL_TOKENS = ["<tool_call>", "</tool_call>", "<tools>", "</tools>", "<tool_response>", "</tool_response>"]
 
@@ -145,11 +159,14 @@ def cache_key(seed: int, opts: Organism, libraries: dict[str, str] | None = None
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
-    """Train (or reuse) the organism under `out_dir`; return its model directory (for a `torch_dtype` other than
-    float32, a sibling that declares it over the same weights)."""
+def generate(out_dir: Path, seed: int, options: dict[str, Any], retrain: bool | None = None) -> Path:
+    """Install the pinned organism (or train it, or reuse a cached one) under `out_dir`; return its model directory
+    (for a `torch_dtype` other than float32, a sibling that declares it over the same weights). `retrain`: train
+    even where a pinned organism exists (default: the environment variable `TRAIN_ENV`)."""
     opts = Organism.from_options(dict(options))
-    base = train_once(Path(out_dir), seed, replace(opts, torch_dtype="float32"))
+    if retrain is None:
+        retrain = os.environ.get(TRAIN_ENV, "") == "1"
+    base = train_once(Path(out_dir), seed, replace(opts, torch_dtype="float32"), retrain)
     if opts.torch_dtype == "float32":
         return base
     return build_once(
@@ -172,12 +189,21 @@ def declare_dtype(base: Path, tmp: Path, dtype: str) -> dict[str, Any]:
     return {**record, "declared_dtype": dtype, "weights_from": base.name}
 
 
+def pinned(name: str) -> Path | None:
+    """The committed organism of that directory name, or None."""
+    d = PINNED_DIR / name
+    return d if all((d / f).is_file() for f in PINNED_FILES) else None
+
+
 def organism_dir(out_dir: Path, seed: int, opts: Organism) -> Path:
-    """Where the organism lives: under the locked versions' key when that directory exists (trained here or
-    carried from a locked machine) or when this environment is the locked one; otherwise under the installed
-    versions' key (another stack trains other weights: it must not take the locked organism's name)."""
+    """Where the organism lives: under the locked versions' key when it is pinned, when that directory exists
+    (trained here or carried from a locked machine) or when this environment is the locked one; otherwise under
+    the installed versions' key (another stack trains other weights: it must not take the locked organism's
+    name)."""
     installed = library_versions()
     locked = locked_versions()
+    if locked is not None and pinned(f"organism-{cache_key(seed, opts, locked)}") is not None:
+        return out_dir / f"organism-{cache_key(seed, opts, locked)}"
     if locked is None or locked == installed:
         return out_dir / f"organism-{cache_key(seed, opts, installed)}"
     carried = out_dir / f"organism-{cache_key(seed, opts, locked)}"
@@ -196,15 +222,17 @@ def organism_dir(out_dir: Path, seed: int, opts: Organism) -> Path:
     return own
 
 
-def train_once(out_dir: Path, seed: int, opts: Organism) -> Path:
+def train_once(out_dir: Path, seed: int, opts: Organism, retrain: bool = False) -> Path:
     target = organism_dir(out_dir, seed, opts)
+    pin = pinned(target.name)
+    if retrain and pin is not None:
+        target, pin = target.with_name(target.name + "-trained"), None
+    if pin is not None:
+        return build_once(target, DONE_MARKER, lambda tmp: install_pinned(pin, tmp, opts))
 
     def write(tmp: Path) -> dict[str, Any]:
         tokenizer = write_tokenizer(tmp, opts, seed)
-        config = opts.hf_config()
-        (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-        gen = {"bos_token_id": 1, "eos_token_id": config["eos_token_id"], "pad_token_id": 0}
-        (tmp / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
+        write_config(tmp, opts)
         from eval.models.organism.train import train
 
         stats = train(tmp, tokenizer, opts, seed)
@@ -214,6 +242,33 @@ def train_once(out_dir: Path, seed: int, opts: Organism) -> Path:
         return {"seed": seed, "options": asdict(opts), "training": stats, "weights_sha256": weights}
 
     return build_once(target, DONE_MARKER, write)
+
+
+def write_config(d: Path, opts: Organism) -> None:
+    config = opts.hf_config()
+    (d / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    gen = {"bos_token_id": 1, "eos_token_id": config["eos_token_id"], "pad_token_id": 0}
+    (d / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
+
+
+def install_pinned(pin: Path, tmp: Path, opts: Organism) -> dict[str, Any]:
+    """Fill `tmp` with the pinned organism `pin` (weights and tokenizer as trained; config and tokenizer files
+    written as training writes them); the marker is the training record, with where it came from."""
+    record: dict[str, Any] = json.loads((pin / DONE_MARKER).read_text())
+    if record.get("options") != asdict(opts):
+        raise ValueError(f"{pin}: its training record's options differ from the cohort's ({asdict(opts)})")
+    shutil.copy2(pin / "tokenizer.json", tmp / "tokenizer.json")
+    write_tokenizer_files(tmp, data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"), 4096)
+    write_config(tmp, opts)
+    shutil.copy2(pin / "model.safetensors", tmp / "model.safetensors")
+    weights = hashlib.sha256((tmp / "model.safetensors").read_bytes()).hexdigest()
+    if weights != record["weights_sha256"]:
+        raise ValueError(f"{pin}/model.safetensors: sha256 {weights[:12]}, its record says "
+                         f"{record['weights_sha256'][:12]} (a damaged checkout? git lfs?)")  # fmt: skip
+    print(f"organism: installed the pinned organism {pin.name} (weights {weights[:12]}, trained on "
+          f"{record['training']['environment'].get('cpu_isa')}); {TRAIN_ENV}=1 trains it here instead",
+          file=sys.stderr)  # fmt: skip
+    return {**record, "pinned_from": str(pin.relative_to(PINNED_DIR.parents[3]))}
 
 
 def tokenizer_corpus(count: int = 600) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -237,3 +239,75 @@ def test_locked_versions_reads_the_pins(tmp_path: Path) -> None:
     lock.write_text("torch==2.13.0+cpu\n")
     assert build.locked_versions(lock) is None
     assert build.locked_versions(tmp_path / "absent.txt") is None
+
+
+def test_a_pinned_organism_is_installed_not_trained_and_checked(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31: every machine serves the committed weights, whatever CPU it has; retrain trains beside them; a
+    damaged pinned file is refused, not served."""
+    from eval.models.organism import pin
+
+    opts = build.Organism.from_options(TINY)
+    pinned_dir = tmp_path / "pinned"
+    monkeypatch.setattr(build, "PINNED_DIR", pinned_dir)
+    locked = build.locked_versions()
+    assert locked is not None
+    name = f"organism-{build.cache_key(0, opts, locked)}"
+    trained = tmp_path / "trained" / name  # the module's model, under the locked stack's name
+    shutil.copytree(model_dir, trained)
+    pinned = pin.pin(trained, pinned_dir)
+    assert sorted(p.name for p in pinned.iterdir()) == sorted(build.PINNED_FILES)
+
+    import eval.models.organism.train as train_module
+
+    def no_training(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a pinned organism was trained")
+
+    monkeypatch.setattr(train_module, "train", no_training)
+    monkeypatch.setattr(build, "library_versions", lambda: {**locked, "torch": "another"})  # any stack installs it
+    got = build.generate(tmp_path / "cache", 0, TINY)
+    assert got.name == name
+    assert (got / "model.safetensors").read_bytes() == (model_dir / "model.safetensors").read_bytes()
+    assert (got / "tokenizer.json").read_bytes() == (model_dir / "tokenizer.json").read_bytes()
+    for f in ("config.json", "generation_config.json", "tokenizer_config.json"):
+        assert (got / f).read_text() == (model_dir / f).read_text(), f
+    record = json.loads((got / build.DONE_MARKER).read_text())
+    assert (
+        record["pinned_from"].endswith(name)
+        and record["weights_sha256"] == json.loads((model_dir / build.DONE_MARKER).read_text())["weights_sha256"]
+    )
+    with pytest.raises(ValueError, match="installed from a pinned organism"):
+        pin.pin(got, tmp_path / "again")
+
+    with pytest.raises(AssertionError, match="was trained"):  # retrain: trains beside the pinned one
+        build.generate(tmp_path / "cache", 0, TINY, retrain=True)
+
+    (pinned / "model.safetensors").write_bytes(b"damaged")
+    with pytest.raises(ValueError, match="sha256"):
+        build.generate(tmp_path / "cache2", 0, TINY)
+    assert not (tmp_path / "cache2" / name).exists()  # nothing half-installed is left to be served
+
+
+def test_the_demo_cohorts_organism_is_pinned() -> None:
+    """cohorts/demo-cpu.yaml's organism, under the lock, is committed: its weights match its training record, and
+    the record was made by the lock's libraries. A changed option, template or lock needs a re-pin (pin.py)."""
+    from eval.spec.load import load_spec
+
+    model = load_spec(["cohorts/demo-cpu.yaml"]).spec.model.generate
+    assert model is not None and model.kind == "organism"
+    opts = build.Organism.from_options(dict(model.options))
+    locked = build.locked_versions()
+    assert locked is not None
+    name = f"organism-{build.cache_key(model.seed, opts, locked)}"
+    pinned = build.pinned(name)
+    assert pinned is not None, f"no pinned organism {name}: train it and run python -m eval.models.organism.pin"
+    record = json.loads((pinned / build.DONE_MARKER).read_text())
+    assert hashlib.sha256((pinned / "model.safetensors").read_bytes()).hexdigest() == record["weights_sha256"]
+    env = record["training"]["environment"]
+    assert {k: env[k] for k in ("torch", "transformers", "tokenizers")} == {
+        k: locked[k] for k in ("torch", "transformers", "tokenizers")
+    }
+    assert record["seed"] == model.seed and record["options"] == asdict(opts)
+    stale = [p.name for p in build.PINNED_DIR.iterdir() if p.is_dir() and p.name != name]
+    assert not stale, f"pinned organisms no cohort file names: {stale}"

@@ -14,6 +14,10 @@ case on every cohort. What it varies (issue 27 item 1):
 - a long background request sent first (batch index 0) that most requests of the case join once it streams, so
   every feature also runs at non-zero batch rows, in steps beside another request's drafts; closed by the client
   once the others are done;
+- periodic prompts: some prompts repeat a short segment, so that continuing them is copying: a drafter that
+  matches or has learnt to copy (ngram, a trained MTP or EAGLE head) then proposes drafts the target accepts, and
+  the accept paths run with many drafts accepted (random words give acceptance near 0 on any model but the
+  self-draft);
 - output-guided parameters (eval/canary/fuzz/derive.py): bad words, stop strings, stop ids and a regex taken from
   a pilot run's own greedy output at a drawn position, so the processor acts where drafts sit (a random ban or
   stop string never meets a random model's output).
@@ -57,6 +61,7 @@ FEATURES = (
     "short_max_tokens",
     "background",
     "derived",
+    "periodic",
 )
 JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -126,7 +131,25 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
                 req.features.append("staggered")
             joined += 1
         requests.append(req)
+    if "periodic" in ctx.features:
+        _periodic(requests, random.Random(f"specqual-fuzz-periodic:{seed}:{index}"))
     return Case(seed=seed, index=index, server=ServerConfig(), requests=requests)
+
+
+PERIODIC_SHARE = 0.3
+
+
+def _periodic(requests: list[TimedRequest], rng: random.Random) -> None:
+    """Turn some prompts into repeats of their own first 2-12 tokens (same length). Drawn from a stream of its own,
+    so every other choice of every seed stays what it was; warm and shared-prefix prompts (their prefix is the
+    point) and chat requests (messages, not ids) are left alone."""
+    for req in requests:
+        draw, period = rng.random(), rng.randint(2, 12)
+        ids = req.prompt_token_ids
+        if draw >= PERIODIC_SHARE or req.role == "w" or "shared_prefix" in req.features or len(ids) < 2 * period:
+            continue
+        req.prompt_token_ids = [ids[i % period] for i in range(len(ids))]
+        req.features.append(f"periodic={period}")
 
 
 def _background(ctx: GenContext, rng: random.Random, seed: int, index: int) -> TimedRequest:

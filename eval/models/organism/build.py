@@ -190,9 +190,16 @@ def declare_dtype(base: Path, tmp: Path, dtype: str) -> dict[str, Any]:
 
 
 def pinned(name: str) -> Path | None:
-    """The committed organism of that directory name, or None."""
+    """The committed organism of that directory name, or None; ValueError when it is there but incomplete (a
+    checkout that left the weights out must not fall back to training other bits unnoticed)."""
     d = PINNED_DIR / name
-    return d if all((d / f).is_file() for f in PINNED_FILES) else None
+    if not d.is_dir():
+        return None
+    missing = [f for f in PINNED_FILES if not (d / f).is_file()]
+    if missing:
+        raise ValueError(f"{d}: the pinned organism lacks {', '.join(missing)} (a checkout without them? "
+                         ".gitignore, git lfs); restore them, or remove the directory to train instead")  # fmt: skip
+    return d
 
 
 def organism_dir(out_dir: Path, seed: int, opts: Organism) -> Path:

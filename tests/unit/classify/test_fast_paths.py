@@ -6,9 +6,17 @@ import random
 import re
 from pydoc_data.topics import topics
 
-from eval.classify.bytelevel import _NON_ASCII_WORD
-from eval.classify.degeneracy import FUNCTION_WORDS, TAIL_CHARS, degenerate, prose_degenerate, statistics
-from eval.classify.spacing import _long_chunks
+from eval.classify.bytelevel import _NON_ASCII_WORD, non_ascii_words
+from eval.classify.degeneracy import (
+    _CODE_HINT,
+    FUNCTION_WORDS,
+    TAIL_CHARS,
+    _code_hint,
+    degenerate,
+    prose_degenerate,
+    statistics,
+)
+from eval.classify.spacing import _CODE, _long_chunks, strip_code
 
 REFERENCE = "\n".join(topics[k] for k in sorted(topics))
 
@@ -63,3 +71,30 @@ def test_non_ascii_words_are_the_words_with_a_non_ascii_character() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text) if not m.group().isascii()]
         assert [(m.start(), m.end()) for m in _NON_ASCII_WORD.finditer(text)] == words
+
+
+def test_non_ascii_words_from_their_characters_are_the_regex_words() -> None:
+    rng = random.Random(3)
+    alphabet = list("ab c\n\t\xa0\u3000\u2028\x85é©Ġ.-")
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert list(non_ascii_words(text)) == [(m.start(), m.end()) for m in _NON_ASCII_WORD.finditer(text)]
+
+
+def test_code_stripping_without_impossible_alternatives_is_the_full_pattern() -> None:
+    rng = random.Random(4)
+    alphabet = list("ab `~:/ \n\t\r\xa0")
+    texts = [REFERENCE[i : i + 700] for i in range(0, 200_000, 997)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(5000)]
+    for text in texts:
+        assert strip_code(text) == _CODE.sub(" ", text)
+
+
+def test_code_hint_in_two_searches_is_the_alternation() -> None:
+    rng = random.Random(5)
+    alphabet = list("ab 0:.-*+ \t\xa0é٣_(")
+    lines = REFERENCE.split("\n")[:20000]
+    lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(5000)]
+    assert any(_code_hint(line) for line in lines) and not all(_code_hint(line) for line in lines)
+    for line in lines:
+        assert _code_hint(line) is (_CODE_HINT.search(line) is not None)

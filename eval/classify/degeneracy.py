@@ -10,7 +10,9 @@ language or whether the repeats are exact:
 - `periodicity`: the most repetitions of a unit of 1-8 tokens, back to back, among the last 64 tokens
   (` is is is is`, `the, the, the`);
 - `function_run`: the longest run of tokens of one class, function words (`of the and to in a is of…`: token
-  salad made of the words every language uses most; the entropy of the token classes over that run is zero).
+  salad made of the words every language uses most; the entropy of the token classes over that run is zero);
+- `stutter`: how many different words of the last 64 tokens follow themselves (`parsing parsing and and
+  environment environment`: every word doubled, which no repeated unit of three finds).
 
 They are measured on the *prose* of a field: fenced code blocks, table rows, indented lines, list items of one
 or two words and lines that are not two thirds words (code, logs, file lists, data) are left out (they repeat
@@ -28,7 +30,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from functools import cache
-from itertools import repeat
+from itertools import pairwise, repeat
 from pathlib import Path
 
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
@@ -40,7 +42,7 @@ MIN_LINE_WORDS = 3  # a line of prose is a sentence or a piece of one
 TOKEN_CHARS = 512  # enough characters for WINDOW_TOKENS tokens of prose (8 characters a token)
 MIN_TOKENS = 12  # fewer tokens say nothing about distinct trigrams
 MAX_UNIT_TOKENS = 8
-STATISTICS = ("compression", "distinct3", "periodicity", "function_run")
+STATISTICS = ("compression", "distinct3", "periodicity", "function_run", "stutter")
 LOW_IS_DEGENERATE = frozenset({"compression", "distinct3"})
 
 # Tokens: one CJK/kana/hangul character, a run of letters and digits, or a run of other non-space characters
@@ -122,6 +124,7 @@ class Statistics:
     distinct3: float | None
     periodicity: float
     function_run: int
+    stutter: float | None = None
 
     def get(self, name: str) -> float | None:
         value: float | int | None = getattr(self, name)
@@ -165,7 +168,9 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     distinct3 = distinct / n_trigrams if len(tokens) >= MIN_TOKENS else None
     # A unit of p >= 2 tokens repeated MIN_REPS times repeats a trigram; a unit of one token follows itself.
     periodic = distinct < n_trigrams or any(map(str.__eq__, tokens, tokens[1:]))
-    return Statistics(ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens))
+    return Statistics(
+        ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens), _stutter(tokens)
+    )
 
 
 def _window_tokens(tail: str) -> list[str]:
@@ -203,8 +208,11 @@ def prose_degenerate(text: str) -> bool:
     distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
     if len(tokens) >= MIN_TOKENS and distinct / n_trigrams < limits["distinct3"]:
         return True
-    if n_trigrams - distinct < 2 and not any(map(str.__eq__, tokens, tokens[1:])):
-        return False  # no unit repeated MIN_REPS times (MIN_REPS == 3)
+    if not any(map(str.__eq__, tokens, tokens[1:])):
+        if n_trigrams - distinct < 2:
+            return False  # no unit repeated MIN_REPS times (MIN_REPS == 3), no token after itself
+    elif (stutter := _stutter(tokens)) is not None and stutter > limits["stutter"]:
+        return True
     return _periodicity(tokens) > limits["periodicity"]
 
 
@@ -223,6 +231,15 @@ def _periodicity(tokens: list[str]) -> float:
             if any(letters[b] for b in m.group(1)):
                 best = float(reps)
     return best
+
+
+def _stutter(tokens: list[str]) -> float | None:
+    """How many different words (tokens with a letter) follow themselves: salad that doubles its words doubles many
+    (`parsing parsing and and environment environment`), emphasis repeats one (`no no no`, `very very`). None below
+    MIN_TOKENS tokens."""
+    if len(tokens) < MIN_TOKENS:
+        return None
+    return float(len({a for a, b in pairwise(tokens) if a == b and any(c.isalpha() for c in a)}))
 
 
 def _function_run(tokens: list[str]) -> int:

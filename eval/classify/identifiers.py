@@ -27,7 +27,7 @@ from itertools import islice
 
 from eval.classify.context import Context, History
 from eval.classify.model import MAX_SPANS, Span, ToolSpec, Turn, span_at
-from eval.classify.names import NameIndex, id_slip, is_id, is_name
+from eval.classify.names import MIN_NEAR_ID, NameIndex, id_near_miss, id_slip, is_id, is_name
 from eval.classify.paths import SPACED, extension_slip, split_ext
 
 MIN_LEN = 6
@@ -61,6 +61,8 @@ class IdentifierIndex:
     names: NameIndex | None = None  # the prompt's names (eval.classify.names), built on first use
     stems: dict[bytes, list[bytes]] = field(default_factory=dict)  # the prompt's file names by stem (paths.py)
     prompt_names: set[bytes] = field(default_factory=set)  # the prompt's names (a `.`, `/` or `_` in them)
+    ids: list[bytes] = field(default_factory=list)  # the context's long UUIDs and hashes (`_near_id`)
+    ids_at: int = -1  # len(known) when `ids` was listed
 
     def update(self, history: History) -> None:
         for toks in self.pending:
@@ -86,6 +88,16 @@ class IdentifierIndex:
                 self.halves.setdefault((len(tok), 0, tok[:half]), []).append(tok)
                 self.halves.setdefault((len(tok), 1, tok[half:]), []).append(tok)
 
+    def _near_id(self, written: bytes) -> bytes | None:
+        """A long UUID or hash of the context that `written` copies with a few slips (`names.id_near_miss`). The
+        context's IDs are listed when a written ID is first checked and again only when new tokens came in."""
+        if len(written) < MIN_NEAR_ID:
+            return None
+        if self.ids_at != len(self.known):
+            self.ids = sorted(t for t in self.known if len(t) >= MIN_NEAR_ID and is_id(t))
+            self.ids_at = len(self.known)
+        return next((original for original in self.ids if id_near_miss(original, written)), None)
+
     def original_of(self, written: bytes) -> bytes | None:
         """A context identifier that `written` is a corrupted copy of, or None."""
         n, half = len(written), len(written) // 2
@@ -100,6 +112,7 @@ class IdentifierIndex:
                     for original in self.halves.get(key, ()):
                         if id_slip(original, written):
                             return original
+            return self._near_id(written)  # a few slips in a long ID
         elif b"/" in written:  # a letter dropped inside a directory of a long path (`data-mount/` -> `data-ount/`)
             length = n + 1
             h, tail = length // 2, length - length // 2

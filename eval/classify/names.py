@@ -49,6 +49,46 @@ def id_slip(original: bytes, written: bytes) -> bool:
     return _edit_position(original, written) is not None
 
 
+# A random ID of n hex digits shares a run of matching characters with another one only by chance: two IDs within
+# n // ID_CHARS_PER_EDIT edits are one ID copied with slips (the chance that a random 32-digit ID lies within 3 edits
+# of a given one is below 1e-30), not two IDs. Applies to IDs of MIN_NEAR_ID characters or more.
+ID_CHARS_PER_EDIT = 10
+MIN_NEAR_ID = 20
+
+
+def id_near_miss(original: bytes, written: bytes) -> bool:
+    """`written` is `original` (a long UUID or hash) copied with a few edits (at most one per ID_CHARS_PER_EDIT
+    characters); one edit is `id_slip`'s."""
+    n = min(len(original), len(written))
+    budget = n // ID_CHARS_PER_EDIT
+    if n < MIN_NEAR_ID or abs(len(original) - len(written)) > budget or original.lower() == written.lower():
+        return False
+    if not (is_id(original) and is_id(written)):
+        return False
+    return edit_distance_within(original.lower(), written.lower(), budget)
+
+
+def edit_distance_within(a: bytes, b: bytes, k: int) -> bool:
+    """Levenshtein distance of `a` and `b` is at most `k` (a band of width 2k + 1 of the usual table)."""
+    if abs(len(a) - len(b)) > k:
+        return False
+    inf = k + 1
+    prev = {j: j for j in range(0, min(len(b), k) + 1)}
+    for i in range(1, len(a) + 1):
+        cur: dict[int, int] = {}
+        for j in range(max(0, i - k), min(len(b), i + k) + 1):
+            if j == 0:
+                cur[j] = i
+                continue
+            best = prev.get(j - 1, inf) + (a[i - 1] != b[j - 1])
+            best = min(best, prev.get(j, inf) + 1, cur.get(j - 1, inf) + 1)
+            cur[j] = min(best, inf)
+        if min(cur.values(), default=inf) > k:
+            return False
+        prev = cur
+    return prev.get(len(b), inf) <= k
+
+
 def is_name(tok: bytes) -> bool:
     """An identifier, a path, a dotted or a kebab-case name: `_`, a camel hump, `/`, `.` or two `-`
     (`react-native-reanimated`; one dash is an English compound) (plain words never count)."""

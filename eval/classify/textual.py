@@ -117,8 +117,21 @@ def _metaspace_spans(name: str, text: str, ctx: Context) -> list[Span]:
             continue  # a tokenizer's pieces shown as code (`▁A ▁Republican`, `'▁is'`)
         if before and before in _QUOTES and text[end : end + 1] == before:
             continue  # named in a string literal (`piece.replace('▁', ' ')`), a piece shown as code (`'▁is'`)
+        if _in_code_string(text, line_start, start):
+            continue  # inside a string literal of code that keeps its spaces (`sp.encode("abc▁d d")`)
         spans.append(span_at(name, text, start, end, "SentencePiece word marker (U+2581) as text"))
     return spans
+
+
+def _in_code_string(text: str, line_start: int, at: int) -> bool:
+    """Position `at` lies inside a string literal on a line of a fenced block whose other characters keep their
+    spaces: code that names the marker. A leak replaces the spaces themselves, so its line has none left."""
+    line_end = text.find("\n", at)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    if " " not in line or not in_fence(text, at):
+        return False
+    before = text[line_start:at]
+    return any((before.count(q) - before.count("\\" + q)) % 2 == 1 for q in _QUOTES if q != "`")
 
 
 def _byte_token_spans(name: str, text: str, ctx: Context) -> list[Span]:

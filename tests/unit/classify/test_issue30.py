@@ -160,3 +160,56 @@ def test_near_misses_of_the_requests_names_are_identifier_corruption(prompt, rep
 def test_the_requests_names_written_right_are_clean():
     reply = message("I will call get_current_weather; getUserById and IdleTimer stay as they are.")
     assert wild(reply, tools=[WEATHER], prompt="getUserById fails; see IdleTimer.") == []
+
+
+# Classifier 1.6.0, written for these tests (not taken from a held-out set).
+DOUBLED = [
+    message("We need need to to check check the the config config file file before before we we deploy deploy it."),
+    message(
+        "", reasoning="So the the value value is is wrong wrong because because the the loop loop never ends ends."
+    ),
+]
+NOT_DOUBLED = [
+    message("I think that that is the right fix; the typo in the README is fixed too, and the tests pass."),
+    message("No no, that is not what I meant. The test passes now, and the build is green on all platforms."),
+    message("Yes, yes. The test passes now, and the build is green on all three platforms we support."),
+]
+
+
+@pytest.mark.parametrize("msg", DOUBLED)
+def test_every_word_doubled_is_degenerate(msg):
+    assert "degenerate_repetition" in wild(msg)
+
+
+@pytest.mark.parametrize("msg", NOT_DOUBLED)
+def test_a_doubled_word_or_two_in_prose_is_clean(msg):
+    assert "degenerate_repetition" not in wild(msg)
+
+
+ID = "7f3a9c0e5b2d4e81a6c93f0d2b7e1a45"
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "7f3a9c0e5b2d4e81a6c3f0d2b7e1a45",  # one digit dropped inside: id_slip's
+        "7f3a9c0e5bd2d4e81a6c93f0db7e1a45",  # two inserted
+        "7f8a9c0e5b2d4e81a6c9af0d2b7e1a45",  # two changed
+    ],
+)
+def test_a_long_id_copied_with_a_few_slips_is_identifier_corruption(written):
+    labels = wild(message(f"Deleting record {written} now."), prompt=f"The record id is {ID}.")
+    assert "identifier_corruption" in labels
+
+
+def test_another_id_or_a_short_hex_string_is_not_a_near_miss():
+    other = "0b1e4d7a9c2f5e83b6d1a04c7e9f2b13"  # a different random ID: ~30 edits away
+    assert "identifier_corruption" not in wild(message(f"Record {other} created."), prompt=f"id {ID}")
+    assert "identifier_corruption" not in wild(message("Use commit 3fa9c2e1d."), prompt="commit 3fa9c2e1b0")
+
+
+def test_a_sentencepiece_marker_in_a_string_of_fenced_code_is_clean_and_a_fenced_leak_is_not():
+    named = '```python\npieces = sp.encode("one▁two three")\n```'
+    assert "byte_piece" not in wild(message(named))
+    leaked = '```\ndef▁main():\n▁▁▁▁print("hi")\n```'
+    assert "byte_piece" in wild(message(leaked))

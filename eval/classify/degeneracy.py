@@ -30,7 +30,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from functools import cache
-from itertools import pairwise, repeat
+from itertools import repeat
 from pathlib import Path
 
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
@@ -163,14 +163,13 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     raw = tail[-COMPRESSION_CHARS:].encode("utf-8", "surrogatepass") if compression else b""
     ratio = len(zlib.compress(raw, 9)) / len(raw) if compression and len(raw) >= COMPRESSION_MIN_BYTES else None
     tokens = _window_tokens(tail)
+    stutter = _stutter(tail[-TOKEN_CHARS:], len(tokens))
     n_trigrams = len(tokens) - 2
     distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
     distinct3 = distinct / n_trigrams if len(tokens) >= MIN_TOKENS else None
     # A unit of p >= 2 tokens repeated MIN_REPS times repeats a trigram; a unit of one token follows itself.
     periodic = distinct < n_trigrams or any(map(str.__eq__, tokens, tokens[1:]))
-    return Statistics(
-        ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens), _stutter(tokens)
-    )
+    return Statistics(ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens), stutter)
 
 
 def _window_tokens(tail: str) -> list[str]:
@@ -197,7 +196,8 @@ def prose_degenerate(text: str) -> bool:
     limits = thresholds()
     if limits["periodicity"] < 1.0:
         return True  # periodicity is 1.0 at least
-    tokens = _window_tokens(prose(text[-4 * TAIL_CHARS :], TOKEN_CHARS))
+    window = prose(text[-4 * TAIL_CHARS :], TOKEN_CHARS)
+    tokens = _window_tokens(window)
     n_trigrams = len(tokens) - 2
     if n_trigrams < 1:  # fewer than three tokens: no trigram, no repeated unit
         return _function_run(tokens) > limits["function_run"]
@@ -208,10 +208,13 @@ def prose_degenerate(text: str) -> bool:
     distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
     if len(tokens) >= MIN_TOKENS and distinct / n_trigrams < limits["distinct3"]:
         return True
+    # A doubled word is a (lowercased) token after itself, so without one `stutter` is 0 (or None).
     if not any(map(str.__eq__, tokens, tokens[1:])):
+        if limits["stutter"] < 0.0 and len(tokens) >= MIN_TOKENS:
+            return True
         if n_trigrams - distinct < 2:
             return False  # no unit repeated MIN_REPS times (MIN_REPS == 3), no token after itself
-    elif (stutter := _stutter(tokens)) is not None and stutter > limits["stutter"]:
+    elif (stutter := _stutter(window[-TOKEN_CHARS:], len(tokens))) is not None and stutter > limits["stutter"]:
         return True
     return _periodicity(tokens) > limits["periodicity"]
 
@@ -233,13 +236,18 @@ def _periodicity(tokens: list[str]) -> float:
     return best
 
 
-def _stutter(tokens: list[str]) -> float | None:
-    """How many different words (tokens with a letter) follow themselves: salad that doubles its words doubles many
-    (`parsing parsing and and environment environment`), emphasis repeats one (`no no no`, `very very`). None below
+# A word written twice with one space between, in the same case, before a space, a sentence mark or the line's end
+# (`parsing parsing and and`); not across lines, not `ДИАПАЗОН   ДИАПАЗОН` columns of a help text.
+_DOUBLED = re.compile(r"(?<!\S)([^\W\d_]+) \1(?=[ .,;:!?]|$)", re.M)
+
+
+def _stutter(window: str, n_tokens: int) -> float | None:
+    """How many different words the prose window writes twice in a row: salad that doubles its words doubles many
+    (`parsing parsing and and environment environment`), a slip or emphasis one (`that that`, `no no`). None below
     MIN_TOKENS tokens."""
-    if len(tokens) < MIN_TOKENS:
+    if n_tokens < MIN_TOKENS:
         return None
-    return float(len({a for a, b in pairwise(tokens) if a == b and any(c.isalpha() for c in a)}))
+    return float(len({m.group(1) for m in _DOUBLED.finditer(window)}))
 
 
 def _function_run(tokens: list[str]) -> int:

@@ -16,6 +16,13 @@ here hold 3,000 reasoning and 3,000 answer pieces drawn again and again, so thos
 `--fresh-texts` empties those caches before every trajectory: the cost where no text repeats across
 trajectories (real runs rarely repeat reasoning).
 
+`--pool N` draws the pieces from pools of N (3,000 by default) and `--no-reference-loop` skips the reference loop:
+for counting instructions under callgrind, which does not depend on the machine's load (per turn: the difference of
+two runs, 40 trajectories and 0, over 2,000 turns):
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python benchmarks/bench_classify.py \
+        --trajectories 40 --pool 300 --fresh-texts --no-reference-loop
+
 `--dump-labels FILE` writes every trajectory's labels.json (evidence included) as one JSON line, to compare two
 classifier versions turn by turn on the same trajectories (the older one from an extracted copy of the package:
 `git archive <commit> eval | tar -x -C /tmp/old`, then `PYTHONPATH=/tmp/old python benchmarks/bench_classify.py
@@ -143,10 +150,16 @@ def reference_loop() -> float:
 
 
 def run(
-    trajectories: int, turns: int, seed: int, fresh_texts: bool = False, dump: Path | None = None
+    trajectories: int,
+    turns: int,
+    seed: int,
+    fresh_texts: bool = False,
+    dump: Path | None = None,
+    pool: int = 3000,
+    reference: bool = True,
 ) -> dict[str, Any]:
-    ref = reference_loop()
-    gen = Generator(seed)
+    ref = reference_loop() if reference else None
+    gen = Generator(seed, pool)
     cpu = chars = 0.0
     found = injected = false_alarms = 0
     clean_labels: dict[str, int] = {}
@@ -177,15 +190,15 @@ def run(
         "fresh_texts": fresh_texts,
         "turns": trajectories * turns,
         "classify_cpu_s": round(cpu, 2),
-        "turns_per_s": round(trajectories * turns / cpu),
+        "turns_per_s": round(trajectories * turns / cpu) if cpu else None,
         "injected_corrupt": injected,
         "detected_corrupt": found,
         "false_alarms_on_clean": false_alarms,
         "labels_on_clean_turns": clean_labels,
         "text_mb": round(chars / 1e6, 1),
         "total_wall_s_incl_generation": round(time.perf_counter() - wall0, 1),
-        "reference_loop_cpu_s": round(ref, 2),
-        "classify_in_reference_loops": round(cpu / ref, 1),
+        "reference_loop_cpu_s": round(ref, 2) if ref else None,
+        "classify_in_reference_loops": round(cpu / ref, 1) if ref else None,
     }
 
 
@@ -196,8 +209,19 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fresh-texts", action="store_true", help="empty the per-text caches every trajectory")
     parser.add_argument("--dump-labels", type=Path, help="write every trajectory's labels.json here (JSON lines)")
+    parser.add_argument("--pool", type=int, default=3000, help="pieces in each pool of reasoning, answers, calls")
+    parser.add_argument("--no-reference-loop", action="store_true", help="skip the reference loop (callgrind)")
     args = parser.parse_args()
-    print(json.dumps(run(args.trajectories, args.turns, args.seed, args.fresh_texts, args.dump_labels), indent=2))
+    result = run(
+        args.trajectories,
+        args.turns,
+        args.seed,
+        args.fresh_texts,
+        args.dump_labels,
+        args.pool,
+        reference=not args.no_reference_loop,
+    )
+    print(json.dumps(result, indent=2))
     return 0
 
 

@@ -1,5 +1,5 @@
 import importlib.util, sys, copy, json, asyncio, uuid
-spec = importlib.util.spec_from_file_location('r', '/work/fz/m-shrink2-repro-fixed-mtp5-71/repro.py'); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+import os; spec = importlib.util.spec_from_file_location('r', os.environ.get('REPRO', '/work/fz/m-shrink2-repro-fixed-mtp5-71/repro.py')); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 base = copy.deepcopy(m.CASE)
 def roles(c): return {r["role"]: r for r in c["requests"]}
 def variant(name):

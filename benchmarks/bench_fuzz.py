@@ -424,18 +424,17 @@ def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console)
     for cohort in g.cohorts:
         url = g.urls[cohort]
         ctl_url = g.urls[g.control] if g.control and g.control != g.reference and args.score_control else None
+        excused = lacks_min_tokens_fix(g.loaded.cohort(cohort).build)
         row = {"cohort": cohort, "file": g.loaded.spec.name, "dtype": g.loaded.spec.model.dtype,
                "reference": g.reference, "control": g.control if (ctl_url or g.control == g.reference) else None,
                "generator": GENERATOR, "started": time.strftime("%H:%M:%S", time.gmtime()),
                **fuzz_seed(gen, seed, args.budget, url, ref_url, g.served,
                            args.out.parent / f"{args.out.stem}-fails" / cohort, ctl_url,
-                           (lacks_min_tokens_fix(g.loaded.cohort(cohort).build),
+                           (excused,
                             g.control is None or lacks_min_tokens_fix(g.loaded.cohort(g.control).build)))}  # fmt: skip
         cases = [Case.model_validate(c) for c in row.pop("failing_cases_json")]
         if args.shrink and cases and (g.loaded.spec.name, cohort) not in SHRUNK:  # once per cohort
-            row["shrunk"] = shrunk = shrink_first(
-                cases, url, ref_url, g.served, args.shrink, lacks_min_tokens_fix(g.loaded.cohort(cohort).build)
-            )
+            row["shrunk"] = shrunk = shrink_first(cases, url, ref_url, g.served, args.shrink, excused)
             SHRUNK.add((g.loaded.spec.name, cohort))
             if shrunk.get("case") is not None:
                 path = write_repro(args.out.parent / f"{args.out.stem}-repro-{cohort}-{seed}", shrunk, g.served,

@@ -14,9 +14,9 @@ machine whose stack differs (an offline GPU node: torch 2.11+cu130) is found the
 being trained again into other weights. Training happens under the locked key only when the installed versions are
 the locked ones; otherwise the directory is found or trained under the installed versions' key, with a warning.
 
-Pinned organisms (issue 31). Even under the lock, the bits depend on the CPU: oneMKL and torch's kernels round
-differently on other x86 classes (an Intel AVX512 machine, one with AMX and AVX512-FP16, and an AMD Zen 4 machine
-trained three different organisms from one seed and lock; docs/trust/organism.md). So the weights a cohort file's
+Pinned organisms (issue 31). Even under the lock, the bits depend on the CPU: an Intel machine with AMX and
+AVX512-FP16 trained other bits from the same seed and lock than an Intel AVX512 machine and an AMD Zen 4 machine,
+which agree (docs/trust/organism.md). So the weights a cohort file's
 organism names are committed beside this module (`pinned/organism-KEY/`: the weights, the tokenizer and the
 training record, about 2 MB) and installed from there, checked against the record's `weights_sha256`, whatever CPU
 or library versions this machine has: every machine serves the same organism. `retrain=True` (or the
@@ -209,8 +209,10 @@ def organism_dir(out_dir: Path, seed: int, opts: Organism) -> Path:
     name)."""
     installed = library_versions()
     locked = locked_versions()
-    if locked is not None and pinned(f"organism-{cache_key(seed, opts, locked)}") is not None:
-        return out_dir / f"organism-{cache_key(seed, opts, locked)}"
+    if locked is not None:
+        name = f"organism-{cache_key(seed, opts, locked)}"
+        if pinned(name) is not None:
+            return out_dir / name
     if locked is None or locked == installed:
         return out_dir / f"organism-{cache_key(seed, opts, installed)}"
     carried = out_dir / f"organism-{cache_key(seed, opts, locked)}"
@@ -245,10 +247,20 @@ def train_once(out_dir: Path, seed: int, opts: Organism, retrain: bool = False) 
         stats = train(tmp, tokenizer, opts, seed)
         # What the weights came out as: the same inputs and library versions give the same bits (the demo's
         # organism test compares it with the committed example's).
-        weights = hashlib.sha256((tmp / "model.safetensors").read_bytes()).hexdigest()
+        weights = weights_sha256(tmp)
         return {"seed": seed, "options": asdict(opts), "training": stats, "weights_sha256": weights}
 
     return build_once(target, DONE_MARKER, write)
+
+
+def weights_sha256(d: Path) -> str:
+    """What a training record's `weights_sha256` holds: the sha256 of `d/model.safetensors`."""
+    return hashlib.sha256((d / "model.safetensors").read_bytes()).hexdigest()
+
+
+def write_chat_tokenizer_files(d: Path) -> None:
+    """The tokenizer's config files beside `d/tokenizer.json`, with the organism's chat template."""
+    write_tokenizer_files(d, data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"), 4096)
 
 
 def write_config(d: Path, opts: Organism) -> None:
@@ -265,10 +277,10 @@ def install_pinned(pin: Path, tmp: Path, opts: Organism) -> dict[str, Any]:
     if record.get("options") != asdict(opts):
         raise ValueError(f"{pin}: its training record's options differ from the cohort's ({asdict(opts)})")
     shutil.copy2(pin / "tokenizer.json", tmp / "tokenizer.json")
-    write_tokenizer_files(tmp, data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"), 4096)
+    write_chat_tokenizer_files(tmp)
     write_config(tmp, opts)
     shutil.copy2(pin / "model.safetensors", tmp / "model.safetensors")
-    weights = hashlib.sha256((tmp / "model.safetensors").read_bytes()).hexdigest()
+    weights = weights_sha256(tmp)
     if weights != record["weights_sha256"]:
         raise ValueError(f"{pin}/model.safetensors: sha256 {weights[:12]}, its record says "
                          f"{record['weights_sha256'][:12]} (a damaged checkout? git lfs?)")  # fmt: skip
@@ -306,5 +318,5 @@ def write_tokenizer(d: Path, opts: Organism, seed: int) -> Any:
     tok.train_from_iterator(tokenizer_corpus(), trainer=trainer)
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in TOOL_TOKENS])
     tok.save(str(d / "tokenizer.json"))
-    write_tokenizer_files(d, data.CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"), 4096)
+    write_chat_tokenizer_files(d)
     return PreTrainedTokenizerFast.from_pretrained(str(d))

@@ -7,21 +7,19 @@ when it was retrained beside a pinned one). Commit the new directory and remove 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sys
 from pathlib import Path
 
-from eval.models.organism.build import DONE_MARKER, PINNED_DIR, PINNED_FILES
+from eval.models.organism.build import DONE_MARKER, PINNED_DIR, PINNED_FILES, weights_sha256
 
 
 def pin(model_dir: Path, pinned_dir: Path = PINNED_DIR) -> Path:
     record = json.loads((model_dir / DONE_MARKER).read_text())
     if "pinned_from" in record:
         raise ValueError(f"{model_dir} was installed from a pinned organism ({record['pinned_from']}), not trained")
-    weights = hashlib.sha256((model_dir / "model.safetensors").read_bytes()).hexdigest()
-    if weights != record.get("weights_sha256"):
+    if weights_sha256(model_dir) != record.get("weights_sha256"):
         raise ValueError(f"{model_dir}: the weights' sha256 is not the one its training record holds")
     name = model_dir.name.removesuffix("-trained")
     if not name.startswith("organism-"):

@@ -135,25 +135,38 @@ def prose(text: str, limit: int = TAIL_CHARS) -> str:
     """The last `limit` characters of a field's prose: code fences, table rows, indented lines, lines of fewer
     than three words (list items, headings) and lines that are not two thirds words (code, logs, file lists,
     data) dropped."""
-    if "`" in text:  # fences (only where a fence marker is), then inline code's backticks
-        if "```" in text or "~~~" in text:
-            text = _FENCE.sub("\n", text)
-        text = text.replace("`", "")  # inline code stays: its names are words of the sentence
     keep: list[str] = []
     size = 0
-    for line in reversed(text.split("\n")):  # lines from the end, until enough prose (a long field is never split)
+    for line in reversed(_unfenced(text).split("\n")):  # from the end, until enough prose (a field is never split)
         if size >= limit:
             break
-        stripped = line.strip()
-        if not stripped or line.startswith(("    ", "\t")) or stripped.count("|") >= 2:
-            continue
-        chunks = stripped.count(" ") + 1  # about the number of chunks between spaces
-        if chunks < MIN_LINE_WORDS and not (len(stripped) >= 2 * MIN_LINE_WORDS and _CJK.search(stripped)):
-            continue  # list items, headings, one-word lines: names and labels, not sentences (CJK has no spaces)
-        if not _code_hint(stripped) or 3 * len(_WORD.findall(stripped)) > 2 * len(stripped.split()):
+        if (stripped := _prose_line(line)) is not None:
             keep.append(stripped)
             size += len(stripped) + 1
     return "\n".join(reversed(keep))[-limit:]
+
+
+def _unfenced(text: str) -> str:
+    """`text` without its fenced code blocks (only where a fence marker is), inline code's backticks removed (its
+    names are words of the sentence)."""
+    if "`" in text:
+        if "```" in text or "~~~" in text:
+            text = _FENCE.sub("\n", text)
+        text = text.replace("`", "")
+    return text
+
+
+def _prose_line(line: str) -> str | None:
+    """The line stripped if it is prose, else None (see `prose`)."""
+    stripped = line.strip()
+    if not stripped or line.startswith(("    ", "\t")) or stripped.count("|") >= 2:
+        return None
+    chunks = stripped.count(" ") + 1  # about the number of chunks between spaces
+    if chunks < MIN_LINE_WORDS and not (len(stripped) >= 2 * MIN_LINE_WORDS and _CJK.search(stripped)):
+        return None  # list items, headings, one-word lines: names and labels, not sentences (CJK has no spaces)
+    if not _code_hint(stripped) or 3 * len(_WORD.findall(stripped)) > 2 * len(stripped.split()):
+        return stripped
+    return None
 
 
 def statistics(text: str, compression: bool = True) -> Statistics:
@@ -182,6 +195,33 @@ def _window_tokens(tail: str) -> list[str]:
     return tokens[-WINDOW_TOKENS:]
 
 
+def _last_tokens(text: str) -> list[str] | None:
+    """`_window_tokens(prose(text[-4 * TAIL_CHARS:], TOKEN_CHARS))`, reading the prose lines from the end only until
+    WINDOW_TOKENS tokens are found (most fields hold them in far fewer than TOKEN_CHARS characters); None where that
+    shortcut is not exact: CJK in the text (the tokenizer then depends on the whole window) or a line that the
+    window cuts. Tokens never cross a line, and lowercasing does not look across one, so the tokens of the lines
+    read are the last tokens of the window."""
+    tail = text[-4 * TAIL_CHARS :]
+    if not tail.isascii() and _CJK.search(tail) is not None:
+        return None
+    parts: list[list[str]] = []
+    found = size = 0
+    for line in reversed(_unfenced(tail).split("\n")):
+        if size >= TOKEN_CHARS or found >= WINDOW_TOKENS:
+            break
+        if (stripped := _prose_line(line)) is None:
+            continue
+        size += len(stripped) + 1
+        if size - 1 > TOKEN_CHARS:
+            return None  # the window starts inside this line
+        tokens = _TOKEN_NO_CJK.findall(stripped.lower())
+        if not INTERJECTIONS.isdisjoint(tokens):
+            tokens = [t for t in tokens if t not in INTERJECTIONS]
+        parts.append(tokens)
+        found += len(tokens)
+    return [t for tokens in reversed(parts) for t in tokens][-WINDOW_TOKENS:]
+
+
 def prose_degenerate(text: str) -> bool:
     """`bool(degenerate(statistics(text, compression=False)))`, computed with early exits (the classifier's
     screening test: most fields are healthy, and each statistic is measured only as far as its verdict needs).
@@ -196,8 +236,9 @@ def prose_degenerate(text: str) -> bool:
     limits = thresholds()
     if limits["periodicity"] < 1.0:
         return True  # periodicity is 1.0 at least
-    window = prose(text[-4 * TAIL_CHARS :], TOKEN_CHARS)
-    tokens = _window_tokens(window)
+    tokens = _last_tokens(text)
+    if tokens is None:
+        tokens = _window_tokens(prose(text[-4 * TAIL_CHARS :], TOKEN_CHARS))
     n_trigrams = len(tokens) - 2
     if n_trigrams < 1:  # fewer than three tokens: no trigram, no repeated unit
         return _function_run(tokens) > limits["function_run"]
@@ -214,7 +255,9 @@ def prose_degenerate(text: str) -> bool:
             return True
         if n_trigrams - distinct < 2:
             return False  # no unit repeated MIN_REPS times (MIN_REPS == 3), no token after itself
-    elif (stutter := _stutter(window[-TOKEN_CHARS:], len(tokens))) is not None and stutter > limits["stutter"]:
+    elif (
+        stutter := _stutter(prose(text[-4 * TAIL_CHARS :], TOKEN_CHARS), len(tokens))
+    ) is not None and stutter > limits["stutter"]:
         return True
     return _periodicity(tokens) > limits["periodicity"]
 

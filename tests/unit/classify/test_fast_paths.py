@@ -11,8 +11,12 @@ from eval.classify.degeneracy import (
     _CODE_HINT,
     FUNCTION_WORDS,
     TAIL_CHARS,
+    TOKEN_CHARS,
     _code_hint,
+    _last_tokens,
+    _window_tokens,
     degenerate,
+    prose,
     prose_degenerate,
     statistics,
 )
@@ -53,6 +57,17 @@ def test_prose_degenerate_is_the_verdict_of_the_statistics() -> None:
     assert 50 < sum(verdicts) < len(texts) - 50  # both verdicts are well represented
     long = REFERENCE[:20000] + " of the and to " * 5
     assert prose_degenerate(long) is bool(degenerate(statistics(long[-4 * TAIL_CHARS :], compression=False)))
+
+
+def test_the_last_tokens_read_from_the_end_are_the_window_tokens() -> None:
+    texts = _texts() + ["Σ word ΣΑΣ end.\nthe\tindented\n    code here\nand then ΑΣ, the end of it all."] * 3
+    shortcut = 0
+    for t in texts:
+        tokens = _last_tokens(t)
+        if tokens is not None:
+            shortcut += 1
+            assert tokens == _window_tokens(prose(t[-4 * TAIL_CHARS :], TOKEN_CHARS))
+    assert shortcut > len(texts) // 2
 
 
 def test_long_chunks_are_the_regex_chunks() -> None:

@@ -1,6 +1,8 @@
 """Calibrate the statistical degeneracy detectors (eval/classify/degeneracy.py) on real clean text.
 
     .venv/bin/python -m eval.classify.calibrate [--corpus PATH] [--alpha 0.0002] [--write]
+    .venv/bin/python -m eval.classify.calibrate --update near_duplicates   # that entry only, the others kept
+    .venv/bin/python -m eval.classify.calibrate --update run_together
 
 Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
 clean replies; the `test` split is never read here) and, because those are mostly one model's agent notes, real
@@ -9,7 +11,10 @@ each free-text field (content, reasoning) on its own, computes the four statisti
 threshold at the value that at most `alpha` of the clean fields lie strictly beyond. With four statistics the
 share of clean fields flagged is at most 4 x alpha by construction (0.08% at the default 0.02%), and each field
 is a separate chance to be flagged.
-`--write` stores the thresholds, with the counts and the command, in eval/classify/degeneracy.json.
+`--write` stores the thresholds, with the counts and the command, in eval/classify/degeneracy.json. `--update NAME`
+calibrates one statistic (`near_duplicates`, eval/classify/neardup.py, or `run_together`, eval/classify/spacing.py)
+on the same fields and replaces only its entry: the others stay as they were calibrated (the gettext catalogs differ
+from machine to machine).
 """
 
 from __future__ import annotations
@@ -133,6 +138,41 @@ def calibrate_salad(texts: list[str], catalogs: list[str], alpha: float) -> dict
     }
 
 
+def calibrate_near_duplicates(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The count of eval/classify/neardup.py beyond which a field loops, on the fields and the gettext catalogs' pieces
+    (lists of similar messages: real text that repeats itself with a word changed): at most `alpha` beyond it."""
+    from eval.classify.neardup import near_duplicates
+
+    catalogs = catalog_pieces()
+    values = [float(near_duplicates(t)) for t in texts + catalogs]
+    limit = quantile_threshold(values, low_is_degenerate=False, alpha=alpha)
+    return {
+        "threshold": limit,
+        "fields_with_value": len(values),
+        "fields_flagged": sum(v > limit for v in values),
+        "source": f"the fields of `source` (dev split) and {len(catalogs)} pieces of the gettext catalogs",
+    }
+
+
+def recalibrate_run_together(texts: list[str], alpha: float) -> dict[str, Any]:
+    """`calibrate_run_together` on the fields and the gettext catalogs' pieces, as `--write` does."""
+    catalogs = catalog_pieces()
+    entry = calibrate_run_together(texts + catalogs, alpha)
+    entry["source"] = f"the same fields and {len(catalogs)} pieces of the gettext catalogs under /usr/share/locale"
+    return entry
+
+
+UPDATES = {"near_duplicates": calibrate_near_duplicates, "run_together": recalibrate_run_together}
+
+
+def update(name: str, texts: list[str], alpha: float, command: str) -> dict[str, Any]:
+    """degeneracy.json with the entry `name` calibrated anew on `texts` (the other entries as they are)."""
+    record: dict[str, Any] = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    entry = UPDATES[name](texts, alpha)
+    record[name] = {**entry, "alpha": alpha, "command": command}
+    return record
+
+
 def flagged_fields(texts: list[str], limits: dict[str, float]) -> list[tuple[int, list[str], Statistics]]:
     out = []
     for i, text in enumerate(texts):
@@ -154,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=None, help="corpus.jsonl(.gz); default: as the tests find it")
     parser.add_argument("--alpha", type=float, default=0.0002, help="false-positive rate per statistic and field")
     parser.add_argument("--write", action="store_true", help=f"write the thresholds to {CALIBRATION.name}")
+    parser.add_argument("--update", choices=sorted(UPDATES), help="calibrate this entry only and write it")
     args = parser.parse_args(argv)
     path = args.corpus or find_corpus(REPO)
     if path is None:
@@ -161,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     fields = list(clean_fields(load_corpus(path), "dev"))
     fields += [("pydoc_data.topics", piece) for piece in reference_prose()]
+    if args.update:
+        command = f"python -m eval.classify.calibrate --alpha {args.alpha} --update {args.update}"
+        record = update(args.update, [t for _, t in fields], args.alpha, command)
+        print(json.dumps(record[args.update], indent=2))
+        write_atomic(CALIBRATION, record)
+        return 0
     result = calibrate([t for _, t in fields], args.alpha)
     catalogs = catalog_pieces()
     run_together = calibrate_run_together([t for _, t in fields] + catalogs, args.alpha)

@@ -25,6 +25,9 @@ from functools import lru_cache
 from eval.classify.context import Context
 from eval.classify.degeneracy import TAIL_CHARS, degenerate, prose_degenerate, statistics, thresholds
 from eval.classify.model import Span, Turn, span_at
+from eval.classify.neardup import READS as NEAR_READS
+from eval.classify.neardup import near_duplicates
+from eval.classify.neardup import threshold as near_threshold
 from eval.classify.salad import READS as SALAD_READS
 from eval.classify.salad import salad
 
@@ -105,9 +108,23 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
             unit = text[region.start : region.start + region.period]
             why = f"{unit[:40]!r} x {region.reps:.0f} ({region.end - region.start} chars)"
             spans.append(span_at(name, text, region.start, region.end, why))
-        elif free and (span := _statistical_span(name, text, ctx) or _salad_span(name, text, ctx)) is not None:
+        elif free and (span := _statistical_span(name, text, ctx) or _other_span(name, text, ctx)) is not None:
             spans.append(span)
     return spans
+
+
+def _other_span(name: str, text: str, ctx: Context) -> Span | None:
+    return _salad_span(name, text, ctx) or _near_duplicate_span(name, text, ctx)
+
+
+def _near_duplicate_span(name: str, text: str, ctx: Context) -> Span | None:
+    """Long segments written again and again with a word changed (eval/classify/neardup.py), unless quoted."""
+    count = _near_duplicates(text[-NEAR_READS:])
+    if count <= near_threshold() or ctx.history.contains(text.strip()[-QUOTE_CHARS:]):
+        return None
+    start = max(0, len(text) - NEAR_READS)
+    why = f"{count} near-identical sentences or paragraphs (beyond {near_threshold():.3g})"
+    return span_at(name, text, start, len(text), why)
 
 
 def _salad_span(name: str, text: str, ctx: Context) -> Span | None:
@@ -127,6 +144,7 @@ PUNCTUATION_RUN_MIN = 16
 _NO_WORD = re.compile(r"\s*([^\w\s](?:[^\w]*[^\w\s])?)\s*")  # fails at the first letter or digit
 _SENTENCE_MARKS = "!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001"
 _SENTENCE_RUNS = tuple(c * PUNCTUATION_RUN_MIN for c in _SENTENCE_MARKS)
+_ASCII_SENTENCE_RUNS = tuple(run for run in _SENTENCE_RUNS if run.isascii())  # all an ASCII text can hold
 _PUNCTUATION_RUN = re.compile(rf"([{_SENTENCE_MARKS}])\1{{{PUNCTUATION_RUN_MIN - 1},}}")
 
 
@@ -151,7 +169,8 @@ def _punctuation_span(name: str, text: str) -> Span | None:
         and all(c.isspace() or unicodedata.category(c)[0] == "P" for c in only.group(1)[:4096])  # not emoji
     ):
         return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation")
-    if not any(run in text for run in _SENTENCE_RUNS):  # substring searches in C
+    runs = _ASCII_SENTENCE_RUNS if text.isascii() else _SENTENCE_RUNS
+    if not any(run in text for run in runs):  # substring searches in C
         return None
     m = _PUNCTUATION_RUN.search(text)
     if m is None:
@@ -187,6 +206,11 @@ def _salad(tail: str) -> str | None:
 
 
 @lru_cache(maxsize=CACHED_TEXTS)
+def _near_duplicates(tail: str) -> int:
+    return near_duplicates(tail, near_threshold())
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
 def _prose_degenerate(tail: str) -> bool:
     return prose_degenerate(tail)
 
@@ -196,6 +220,7 @@ def clear_text_caches() -> None:
     _prose_degenerate.cache_clear()
     _short_region_tail.cache_clear()
     _salad.cache_clear()
+    _near_duplicates.cache_clear()
 
 
 # Short fragments: a quoted reply often shows only a piece of the loop (` is is is is ...`, `-th-th-th`, a

@@ -22,23 +22,34 @@ _LETTERS = re.compile("[a-zA-Z\u00c0-\u024f\u0370-\u052f\u0531-\u0587\u1e00-\u1e
 # Paths, names, markup and code (calls, attribute access `self.assertEqual`): not run-together words.
 _NOT_A_WORD = re.compile(r"[/_\\=@<>{}\[\]|$%^&*~+()]|\.[a-z]")
 _CODE = re.compile(
-    r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*|^(?: {4}|\t).*$", re.S | re.M
+    r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*|^(?: {4}|\t)[^\n]*$", re.S | re.M
 )
 # The same pattern without the alternatives that cannot match a text (no backtick, no `~~~`, no `://`): the same
 # matches, and `\S*://` is no longer tried at every position of every word. Keyed by (code marks, URL).
 _CODE_WITHOUT = {
     (True, True): _CODE,
     (True, False): re.compile(
-        r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|^(?: {4}|\t).*$", re.S | re.M
+        r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|^(?: {4}|\t)[^\n]*$", re.S | re.M
     ),
-    (False, True): re.compile(r"\S*://\S*|^(?: {4}|\t).*$", re.S | re.M),
-    (False, False): re.compile(r"^(?: {4}|\t).*$", re.S | re.M),
+    (False, True): re.compile(r"\S*://\S*|^(?: {4}|\t)[^\n]*$", re.S | re.M),
+    (False, False): re.compile(r"^(?: {4}|\t)[^\n]*$", re.S | re.M),
 }
+
+
+# Indented lines alone (no fence, inline code or URL possible): found from their newline, a literal the regex engine
+# skips to in C, instead of `^` tried at every position; the first line is done by hand.
+_INDENTED = re.compile(r"\n(?: {4}|\t)[^\n]*")
 
 
 def strip_code(text: str) -> str:
     """`_CODE.sub(" ", text)`: fences, inline code, URLs and indented lines become a space."""
-    return _CODE_WITHOUT["`" in text or "~~~" in text, "://" in text].sub(" ", text)
+    marks, url = "`" in text or "~~~" in text, "://" in text
+    if marks or url:
+        return _CODE_WITHOUT[marks, url].sub(" ", text)
+    if text.startswith(("    ", "\t")):
+        newline = text.find("\n")
+        text = " " + text[newline:] if newline >= 0 else " "
+    return _INDENTED.sub("\n ", text)
 
 
 def run_together_share(text: str) -> float | None:
@@ -50,7 +61,7 @@ def run_together_share(text: str) -> float | None:
     if total < MIN_CHARS:
         return None
     long = 0
-    for chunk in _long_chunks(text):
+    for chunk in _chunks_of(text, total):
         if (
             len(set(chunk)) >= MIN_DISTINCT
             and not _NOT_A_WORD.search(chunk)
@@ -58,6 +69,17 @@ def run_together_share(text: str) -> float | None:
         ):
             long += len(chunk)
     return long / total
+
+
+def _chunks_of(text: str, non_space: int) -> list[str]:
+    """`_long_chunks(text)`, given the count of its characters other than space, newline, tab and CR: where no other
+    whitespace is (the characters `str.split()` drops are as many), its chunks are `str.split()`'s, one pass in C."""
+    parts = text.split()
+    if sum(map(len, parts)) != non_space:
+        return _long_chunks(text)
+    if max(map(len, parts), default=0) < LONG_CHUNK:  # most fields have none
+        return []
+    return [chunk for chunk in parts if len(chunk) >= LONG_CHUNK]
 
 
 def _long_chunks(text: str) -> list[str]:

@@ -24,6 +24,9 @@ _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 _SURROGATE = re.compile("[\ud800-\udfff]+")
 _QUOTES = "\"'`"
 RUN_TOGETHER_MIN_CHUNK = 24
+# The run-together share reads the last 8 KB of a field (as the salad measure does): a detokenizer that drops the
+# spaces does so to the end, and a 200 KB field of tables and URLs is not re-read whole on every turn.
+RUN_TOGETHER_READS = 8192
 
 
 def detect_replacement_char(turn: Turn, ctx: Context) -> list[Span]:
@@ -70,7 +73,7 @@ def _copied_window(text: str, start: int, end: int, ctx: Context) -> bool:
 def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
     spans: list[Span] = []
     for name, text in turn.text_fields():
-        share = run_together_share(text) if len(text) >= 2 * RUN_TOGETHER_MIN_CHUNK else None
+        share = run_together_share(text[-RUN_TOGETHER_READS:]) if len(text) >= 2 * RUN_TOGETHER_MIN_CHUNK else None
         if share is not None and share > threshold() and not ctx.history.contains(text.strip()[-40:]):
             start = len(text) - len(text.lstrip())
             why = f"words run together: {share:.2f} of the text in long chunks (beyond {threshold():.2f})"

@@ -20,7 +20,8 @@ from eval.classify.degeneracy import (
     prose_degenerate,
     statistics,
 )
-from eval.classify.spacing import _CODE, _long_chunks, strip_code
+from eval.classify.neardup import near_duplicates
+from eval.classify.spacing import _CODE, _chunks_of, _long_chunks, strip_code
 
 REFERENCE = "\n".join(topics[k] for k in sorted(topics))
 
@@ -77,6 +78,35 @@ def test_long_chunks_are_the_regex_chunks() -> None:
     for _ in range(5000):
         text = "".join(rng.choice(alphabet) if rng.random() < 0.2 else "a" for _ in range(rng.randint(0, 120)))
         assert _long_chunks(text) == pattern.findall(text)
+
+
+def test_long_chunks_from_str_split_are_the_long_chunks() -> None:
+    rng = random.Random(5)
+    alphabet = list("ab \n\t\r\xa0\x0b\x0c\u2028é")
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) if rng.random() < 0.2 else "a" for _ in range(rng.randint(0, 120)))
+        non_space = len(text) - sum(text.count(c) for c in " \n\t\r")
+        assert _chunks_of(text, non_space) == _long_chunks(text)
+
+
+def test_near_duplicates_with_a_limit_decide_as_the_full_count() -> None:
+    rng = random.Random(6)
+    sentences = [REFERENCE[i : i + rng.randint(60, 200)] for i in range(0, 400_000, 4001)]
+    texts = []
+    for _ in range(1500):
+        unit = " ".join(rng.sample(sentences, rng.randint(1, 3)))
+        words = unit.split()
+        reps = []
+        for _ in range(rng.randint(1, 6)):
+            copy = list(words)
+            if copy and rng.random() < 0.7:
+                copy[rng.randrange(len(copy))] = rng.choice(["parser", "loader", "x", "the"])
+            reps.append(" ".join(copy))
+        texts.append(rng.choice(sentences) + ". " + ". ".join(reps) + rng.choice(["", ".", "\n\n"]))
+    counts = [near_duplicates(t) for t in texts]
+    assert len(set(counts)) >= 4  # repeats of every count are represented
+    for limit in (1.0, 2.0, 3.0):
+        assert [near_duplicates(t, limit) > limit for t in texts] == [c > limit for c in counts]
 
 
 def test_non_ascii_words_are_the_words_with_a_non_ascii_character() -> None:

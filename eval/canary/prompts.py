@@ -8,7 +8,7 @@ same ids on every cohort, so outputs can be compared token by token; every recor
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 Tokenize = Callable[[str], list[int]]
@@ -108,10 +108,14 @@ def server_tokenizer(base_url: str, model: str, timeout_s: float = 60) -> Tokeni
 class PromptBook:
     """Seeded prompts: `ids("warm-3", 160)` is always the same 160 token ids for one seed and tokenizer."""
 
-    def __init__(self, tokenize: Tokenize, seed: int) -> None:
+    def __init__(self, tokenize: Tokenize, seed: int, texts: Sequence[str] | None = None) -> None:
         self._tokenize = tokenize
         self._seed = seed
         self._cache: dict[tuple[str, int], list[int]] = {}
+        # In-distribution prompts (`prompt_text: agent_turns`): ids(key, n) is the last n tokens of texts drawn by
+        # key and joined, so that a prompt ends where the last text ends (where the model speaks next).
+        self._texts = list(texts or [])
+        self._text_ids: dict[int, list[int]] = {}
 
     def text(self, key: str, words: int) -> str:
         rng = random.Random(f"specqual-canary:{self._seed}:{key}")
@@ -121,6 +125,8 @@ class PromptBook:
         return list(self._tokenize(text))
 
     def ids(self, key: str, n: int) -> list[int]:
+        if self._texts:
+            return self._text_window(key, n)
         if (key, n) not in self._cache:
             words = max(8, n)
             ids = self._tokenize(self.text(key, words))
@@ -128,6 +134,20 @@ class PromptBook:
                 words *= 2
                 ids = self._tokenize(self.text(key, words))
             self._cache[(key, n)] = ids[:n]
+        return list(self._cache[(key, n)])
+
+    def _text_window(self, key: str, n: int) -> list[int]:
+        if (key, n) not in self._cache:
+            rng = random.Random(f"specqual-canary-text:{self._seed}:{key}")
+            ids: list[int] = []
+            while len(ids) < n:
+                k = rng.randrange(len(self._texts))
+                if k not in self._text_ids:
+                    self._text_ids[k] = self._tokenize(self._texts[k])
+                if not self._text_ids[k]:
+                    raise ValueError(f"text {k} of the prompt corpus tokenizes to nothing")
+                ids = self._text_ids[k] + ids
+            self._cache[(key, n)] = ids[len(ids) - n :]
         return list(self._cache[(key, n)])
 
     def tail_token(self, key: str, avoid: int) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
+from eval.canary.agent_text import agent_turn_texts
 from eval.canary.client import CanaryClient
 from eval.canary.compare import CohortSummary
 from eval.canary.modes import MODES, ProbeContext
@@ -56,7 +57,12 @@ def make_book(cfg: CanaryWorkload, model_dir: Path | None, base_url: str | None,
         if base_url is None:
             raise SpecError("model", "no tokenizer.json in the model directory and no server to tokenize with")
         tokenize = server_tokenizer(base_url, served)
-    return PromptBook(tokenize, cfg.seed)
+    texts = None
+    if cfg.prompt_text == "agent_turns":
+        if model_dir is None:
+            raise SpecError("workloads.canary.prompt_text", "agent_turns needs the model directory (its chat template)")
+        texts = agent_turn_texts(model_dir)
+    return PromptBook(tokenize, cfg.seed, texts)
 
 
 async def _probe(

@@ -197,7 +197,10 @@ class StopOracle:
 
 
 class StructuredOracle:
-    """A finished structured output matches its constraint (JSON schema, regex, choice)."""
+    """A finished structured output matches its constraint (JSON schema, regex, choice). An output that one of the
+    request's own stop ids or stop strings ended (`stop_reason` set) is cut short by request: a stop id may be a
+    token the grammar allows mid-match (vLLM gives xgrammar only EOS ids as stop tokens since finding 5's fix), so
+    it is a prefix of a match and not judged here (the reference and the stop oracle still see it)."""
 
     name = "structured"
 
@@ -208,6 +211,8 @@ class StructuredOracle:
         if rf.get("type") == "json_schema":
             so = {"json": (rf.get("json_schema") or {}).get("schema")}
         if not so or not answered(cohort_obs) or cohort_obs.finish_reason != "stop":
+            return None
+        if cohort_obs.extra.get("stop_reason") is not None:
             return None
         text = cohort_obs.output_text or ""
         ok, why = _matches(so, text)

@@ -162,3 +162,14 @@ def test_a_stop_string_inside_the_first_min_tokens_tokens_is_not_a_failure() -> 
     assert "stop" not in _failed(rec, ref)
     plain = {k: v for k, v in params.items() if k != "min_tokens"}
     assert "stop" in _failed(_rec(params=plain, output_text="check", output_token_ids=[1]), _rec(params=plain))
+
+
+def test_a_structured_output_a_user_stop_id_ended_is_a_prefix_not_a_mismatch() -> None:
+    """Seen on the hybrid clean control (seed 65): a sampled request with a regex and stop_token_ids drew a stop id
+    the regex allows mid-match; the request ended there, correctly, with text that is only a prefix of a match."""
+    params = {"max_tokens": 32, "stop_token_ids": [3], "structured_outputs": {"regex": "abc[XY]"}}
+    cut = _rec(params=params, output_text="ab")
+    cut.extra["stop_reason"] = 3
+    assert "structured" not in _failed(cut, _rec(params=params, output_text="abcX"))
+    finished = _rec(params=params, output_text="abc")  # ended by EOS: must be a whole match, and is not
+    assert "structured" in _failed(finished, _rec(params=params, output_text="abcX"))

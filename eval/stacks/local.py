@@ -248,8 +248,10 @@ class LocalStack(StartStop):
         self.watchdog.start()
 
     def alive(self) -> bool:
-        """Every process runs, or the watchdog is restarting one (and has not given up)."""
-        if self.watchdog is not None and self.watchdog.recovering:
+        """Every process runs, or the watchdog is restarting one (and has not given up). `gave_up` is set before the
+        `gave_up` event is written and `recovering` is cleared only after it: checking both keeps a reader that saw
+        the event from finding the stack alive in between (the docker tier's watchdog test once did)."""
+        if self.watchdog is not None and self.watchdog.recovering and not self.watchdog.gave_up:
             return True
         return bool(self.procs) and all(p.running() for p in self.procs)
 

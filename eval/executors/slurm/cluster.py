@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,18 @@ ACTIVE_STATES = frozenset(
 # A job key in `scontrol show job -o` output: a word (with `:` or `/` in some keys) followed by `=`.
 _KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_:/.]*)=")
 _INVALID_JOB = "Invalid job id specified"
+# What a client prints when the controller was briefly out of reach (a restart, a full RPC queue). A client killed
+# by a signal (SIGPIPE when slurmctld drops the socket mid-answer: exit -13, seen in CI) is transient too.
+_TRANSIENT = (
+    "Unable to contact slurm controller",
+    "Socket timed out",
+    "Connection refused",
+    "Zero Bytes were transmitted",
+)
+
+
+# How often a repeatable client command is tried before its failure is raised.
+QUERY_ATTEMPTS = 4
 
 
 class SlurmError(Exception):
@@ -42,24 +55,40 @@ class SlurmError(Exception):
 
 
 def run_client(
-    argv: Sequence[str], what: str, timeout_s: float = 60.0, stdin: str | None = None, env: dict[str, str] | None = None
+    argv: Sequence[str],
+    what: str,
+    timeout_s: float = 60.0,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    attempts: int = 1,
 ) -> str:
     """Run a Slurm client command and return its stdout; raise SlurmError with the command and stderr. `env`:
-    variables added to the client's environment (sbatch passes its environment on to the job)."""
+    variables added to the client's environment (sbatch passes its environment on to the job). `attempts` > 1 only
+    for commands that are safe to repeat (queries, scancel): a transient failure (the client killed by a signal, or
+    the controller out of reach) is retried after 1, 2, 4... s; any other failure is raised at once."""
     exe = shutil.which(argv[0])
     if exe is None:
         raise SlurmError(f"{what}: `{argv[0]}` is not on PATH (is this a Slurm login node?)")
-    try:
-        full_env = {**os.environ, **env} if env else None
-        proc = subprocess.run(
-            [exe, *argv[1:]], capture_output=True, text=True, timeout=timeout_s, input=stdin, env=full_env
-        )
-    except subprocess.TimeoutExpired as e:
-        raise SlurmError(f"{what}: `{' '.join(argv)}` did not answer in {timeout_s:.0f} s") from e
-    if proc.returncode != 0:
+    full_env = {**os.environ, **env} if env else None
+    for attempt in range(max(1, attempts)):
+        if attempt:
+            time.sleep(min(2.0 ** (attempt - 1), 8.0))
+        try:
+            proc = subprocess.run(
+                [exe, *argv[1:]], capture_output=True, text=True, timeout=timeout_s, input=stdin, env=full_env
+            )
+        except subprocess.TimeoutExpired as e:
+            if attempt + 1 < attempts:
+                continue
+            raise SlurmError(f"{what}: `{' '.join(argv)}` did not answer in {timeout_s:.0f} s") from e
+        if proc.returncode == 0:
+            return proc.stdout
         out = (proc.stderr.strip() or proc.stdout.strip() or "no output")[-2000:]
-        raise SlurmError(f"{what} failed (exit {proc.returncode}): {' '.join(argv)}\n{out}")
-    return proc.stdout
+        transient = proc.returncode < 0 or any(t in out for t in _TRANSIENT)
+        if not transient or attempt + 1 >= attempts:
+            tries = f" (after {attempt + 1} attempts)" if attempt else ""
+            raise SlurmError(f"{what} failed (exit {proc.returncode}){tries}: {' '.join(argv)}\n{out}")
+    raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True)
@@ -161,7 +190,9 @@ def expand_hostlist(hostlist: str) -> list[str]:
 def show_jobs(job_id: str) -> list[JobInfo]:
     """Every record of a job (an array job: one per task, pending tasks grouped); [] if Slurm forgot it."""
     try:
-        out = run_client(["scontrol", "show", "job", "-o", str(job_id)], f"scontrol show job {job_id}")
+        out = run_client(
+            ["scontrol", "show", "job", "-o", str(job_id)], f"scontrol show job {job_id}", attempts=QUERY_ATTEMPTS
+        )
     except SlurmError as e:
         if _INVALID_JOB in str(e):
             return []
@@ -184,7 +215,7 @@ def cancel(job_ids: Sequence[str], signal: str | None = None) -> None:
         return
     argv = ["scancel", *([f"--signal={signal}"] if signal else []), *job_ids]
     try:
-        run_client(argv, "scancel")
+        run_client(argv, "scancel", attempts=QUERY_ATTEMPTS)
     except SlurmError as e:
         if _INVALID_JOB not in str(e) and "already completing" not in str(e):
             raise

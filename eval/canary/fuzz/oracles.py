@@ -174,7 +174,10 @@ class StopOracle:
             return _finding(self.name, cohort_obs, "fail", f"{len(out)} tokens > max_tokens {p.get('max_tokens')}")
         stops = set(p.get("stop_token_ids") or ())
         min_tokens = int(p.get("min_tokens") or 0)
+        tops = cohort_obs.output_top_logprobs or []
         for i, t in enumerate(out):
+            if t in stops and i < min_tokens and _only_stops_left(tops[i] if i < len(tops) else None, stops):
+                continue  # the request's own constraints left no other token here: what the engine draws is undefined
             if t in stops and i < min_tokens:
                 return _finding(
                     self.name, cohort_obs, "fail", f"stop id {t} at token {i} < min_tokens {min_tokens}", position=i
@@ -194,6 +197,22 @@ class StopOracle:
         if not stops and not p.get("stop"):
             return None
         return _finding(self.name, cohort_obs, "pass", "stop handling consistent")
+
+
+# vLLM reports a masked (-inf) logprob as -9999.0 in JSON.
+_MASKED = -9998.0
+
+
+def _only_stops_left(top: dict[str, float] | None, stops: set[int]) -> bool:
+    """True when the server's own top logprobs at this position show every token it could draw (the list reaches the
+    masked ones) and each of them is a stop id: a grammar (structured output, a named tool) that allows only stop ids
+    where `min_tokens` masks them leaves nothing to draw, and any token the engine returns there is undefined
+    (seed 101 of 2026-12-06: choice "delta state" after "delta" allows ' ', ' s', ' sta', all three stop ids).
+    A cut-off list (no masked entry in it) proves nothing and the position is judged."""
+    if not top or not stops:
+        return False
+    live = [int(k) for k, v in top.items() if v > _MASKED]
+    return len(live) < len(top) and bool(live) and all(t in stops for t in live)
 
 
 class StructuredOracle:

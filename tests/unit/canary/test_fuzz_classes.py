@@ -173,3 +173,20 @@ def test_a_structured_output_a_user_stop_id_ended_is_a_prefix_not_a_mismatch() -
     assert "structured" not in _failed(cut, _rec(params=params, output_text="abcX"))
     finished = _rec(params=params, output_text="abc")  # ended by EOS: must be a whole match, and is not
     assert "structured" in _failed(finished, _rec(params=params, output_text="abcX"))
+
+
+def test_a_stop_id_the_grammar_alone_allowed_before_min_tokens_is_undefined_not_a_failure() -> None:
+    """Seed 101 of 2026-12-06 (hybrid clean control): choice "delta state" after "delta" allows only ' ', ' s' and
+    ' sta', all three among the stop ids that min_tokens masks; the server's top logprobs show exactly those three
+    live and the rest masked (-9999), so the constraints left nothing to draw. Where another token was live, or the
+    list is cut off, the stop id before min_tokens stays a failure (vLLM PR 32642's class)."""
+    params = {"max_tokens": 32, "min_tokens": 12, "stop_token_ids": [225, 446, 392], "temperature": 1.0}
+    only_stops = {"225": -1.13, "446": -1.06, "392": -1.11, "3": -9999.0, "1": -9999.0}
+    undefined = _rec(params=params, output_token_ids=[572, 225], output_top_logprobs=[{"572": -2.2}, only_stops])
+    assert "stop" not in _failed(undefined, _rec(params=params))
+    another_live = {**only_stops, "7": -3.0}
+    caught = _rec(params=params, output_token_ids=[572, 225], output_top_logprobs=[{"572": -2.2}, another_live])
+    assert "stop" in _failed(caught, _rec(params=params))
+    cut_off = {"225": -1.13, "446": -1.06, "392": -1.11}
+    unknown = _rec(params=params, output_token_ids=[572, 225], output_top_logprobs=[{"572": -2.2}, cut_off])
+    assert "stop" in _failed(unknown, _rec(params=params))

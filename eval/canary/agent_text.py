@@ -27,10 +27,4 @@ def agent_turn_texts(model_dir: Path, instances: int = 32) -> list[str]:
         raise SpecError(
             "workloads.canary.prompt_text", f"agent_turns needs a chat template; {model_dir} has none (use words)"
         )
-    texts = []
-    for index in range(instances):
-        messages = data.solved(SPLIT, index)
-        for k, message in enumerate(messages):
-            if message["role"] == "assistant":
-                texts.append(data.render(tokenizer, messages[:k], add_generation_prompt=True))
-    return texts
+    return [prompt for index in range(instances) for prompt, _ in data.turn_texts(tokenizer, SPLIT, index)]

@@ -129,16 +129,9 @@ def greedy(model: Any, prompt_ids: list[int], eos: int, max_new: int) -> list[in
 
 def turn_prompts(tokenizer: Any, split: str, index: int) -> list[tuple[list[int], list[int]]]:
     """(prompt ids, expert reply ids up to and with <|im_end|>) for each assistant turn of a solved instance."""
-    messages = data.solved(split, index)
-    out = []
-    for n, m in enumerate(messages):
-        if m["role"] != "assistant":
-            continue
-        prompt = data.render(tokenizer, messages[:n], add_generation_prompt=True)
-        reply = data.render(tokenizer, messages[: n + 1])[len(prompt) :].rstrip("\n")
-        out.append((tokenizer(prompt, add_special_tokens=False)["input_ids"],
-                    tokenizer(reply, add_special_tokens=False)["input_ids"]))  # fmt: skip
-    return out
+    return [(tokenizer(prompt, add_special_tokens=False)["input_ids"],
+             tokenizer(reply, add_special_tokens=False)["input_ids"])
+            for prompt, reply in data.turn_texts(tokenizer, split, index)]  # fmt: skip
 
 
 def padded_tail_greedy(model: Any, prompt_ids: list[int], eos: int, max_new: int, pads: int | None = None,

@@ -87,6 +87,20 @@ def render(tokenizer: Any, messages: list[dict[str, Any]], add_generation_prompt
     return str(text)
 
 
+def turn_texts(tokenizer: Any, split: str, index: int) -> list[tuple[str, str]]:
+    """(prompt text, expert reply text up to and with the end-of-turn marker) for each assistant turn of a solved
+    instance: the prompt as the agent sends it (chat template, tools, generation prompt), ending where the
+    assistant speaks next."""
+    messages = solved(split, index)
+    out = []
+    for n, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        prompt = render(tokenizer, messages[:n], add_generation_prompt=True)
+        out.append((prompt, render(tokenizer, messages[: n + 1])[len(prompt) :].rstrip("\n")))
+    return out
+
+
 def generated_spans(tokenizer: Any, messages: list[dict[str, Any]]) -> tuple[str, list[tuple[int, int]]]:
     """The whole rendered text and the character spans the model generates (each assistant reply + its end)."""
     text = render(tokenizer, messages)

@@ -69,12 +69,7 @@ def triton_ops():
             del sys.modules[k]
         sys.modules.update(keep)
     _tri = mods
-    log(
-        {
-            "event": "triton_ops_loaded",
-            "mods": {k: str(type(getattr(v, "_causal_conv1d_update_kernel", None))) for k, v in mods.items()},
-        }
-    )
+    log({"event": "triton_ops_loaded", "mods": sorted(mods)})
     return mods
 
 
@@ -277,7 +272,7 @@ def patch_dispatcher(mod):
             mname, attr = qual.rsplit(".", 1)
             if attr in GRIDS:
                 try:
-                    wrapped[qual] = _wrap_override(qual, mname, attr, impl)
+                    wrapped[qual] = _wrap_override(mname, attr, impl)
                     continue
                 except Exception as e:
                     log({"event": "wrap_failed", "kernel": qual, "error": repr(e)[:300]})
@@ -288,7 +283,7 @@ def patch_dispatcher(mod):
     log({"event": "patched_dispatcher"})
 
 
-def _wrap_override(qual, mname, attr, impl):
+def _wrap_override(mname, attr, impl):
     """Load the module's source with real Triton (interpreted) and launch its kernel beside impl."""
     import importlib.util
     import types

@@ -133,9 +133,13 @@ class BadWordsOracle:
         if not seqs:
             return None
         out = cohort_obs.output_token_ids or []
-        for seq in seqs:
-            at = _find(out, seq)
-            if seq and at is not None:
+        tops = cohort_obs.output_top_logprobs or []
+        for seq in (s for s in seqs if s):
+            for at in _find_all(out, seq):
+                end = at + len(seq) - 1  # where vLLM masks the banned word's last token
+                banned_here = {s[-1] for s in seqs if s and end >= len(s) - 1 and out[end - len(s) + 1 : end] == s[:-1]}
+                if _only_masked_left(tops[end] if end < len(tops) else None, banned_here):
+                    continue  # the request's own constraints left no other token here: undefined
                 return _finding(
                     self.name, cohort_obs, "fail", f"banned token sequence {seq} at token {at}", position=at
                 )
@@ -152,11 +156,8 @@ def banned_sequences(tokenize: Tokenize, word: str) -> list[list[int]]:
     return [plain, spaced] if spaced and spaced[0] != plain[0] and len(spaced) == len(plain) else [plain]
 
 
-def _find(xs: list[int], seq: list[int]) -> int | None:
-    for i in range(len(xs) - len(seq) + 1):
-        if xs[i : i + len(seq)] == seq:
-            return i
-    return None
+def _find_all(xs: list[int], seq: list[int]) -> list[int]:
+    return [i for i in range(len(xs) - len(seq) + 1) if xs[i : i + len(seq)] == seq]
 
 
 class StopOracle:
@@ -176,7 +177,7 @@ class StopOracle:
         min_tokens = int(p.get("min_tokens") or 0)
         tops = cohort_obs.output_top_logprobs or []
         for i, t in enumerate(out):
-            if t in stops and i < min_tokens and _only_stops_left(tops[i] if i < len(tops) else None, stops):
+            if t in stops and i < min_tokens and _only_masked_left(tops[i] if i < len(tops) else None, stops):
                 continue  # the request's own constraints left no other token here: what the engine draws is undefined
             if t in stops and i < min_tokens:
                 return _finding(
@@ -203,16 +204,17 @@ class StopOracle:
 _MASKED = -9998.0
 
 
-def _only_stops_left(top: dict[str, float] | None, stops: set[int]) -> bool:
+def _only_masked_left(top: dict[str, float] | None, masked: set[int]) -> bool:
     """True when the server's own top logprobs at this position show every token it could draw (the list reaches the
-    masked ones) and each of them is a stop id: a grammar (structured output, a named tool) that allows only stop ids
-    where `min_tokens` masks them leaves nothing to draw, and any token the engine returns there is undefined
-    (seed 101 of 2026-12-06: choice "delta state" after "delta" allows ' ', ' s', ' sta', all three stop ids).
-    A cut-off list (no masked entry in it) proves nothing and the position is judged."""
-    if not top or not stops:
+    masked ones) and each of them is one that a processor of the request masks here (stop ids before `min_tokens`,
+    a bad word's last token): a grammar (structured output, a named tool) that allows only those leaves nothing to
+    draw, and any token the engine returns there is undefined (seed 101 of 2026-12-06: choice "delta state" after
+    "delta" allows ' ', ' s', ' sta', all three stop ids under `min_tokens`). A cut-off list (no masked entry in
+    it) proves nothing and the position is judged."""
+    if not top or not masked:
         return False
     live = [int(k) for k, v in top.items() if v > _MASKED]
-    return len(live) < len(top) and bool(live) and all(t in stops for t in live)
+    return len(live) < len(top) and bool(live) and all(t in masked for t in live)
 
 
 class StructuredOracle:

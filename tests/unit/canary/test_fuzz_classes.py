@@ -190,3 +190,16 @@ def test_a_stop_id_the_grammar_alone_allowed_before_min_tokens_is_undefined_not_
     cut_off = {"225": -1.13, "446": -1.06, "392": -1.11}
     unknown = _rec(params=params, output_token_ids=[572, 225], output_top_logprobs=[{"572": -2.2}, cut_off])
     assert "stop" in _failed(unknown, _rec(params=params))
+
+
+def test_a_banned_word_the_grammar_alone_allowed_is_undefined_not_a_failure() -> None:
+    """The same for bad words: where only the banned word's last token is live (a grammar allowing nothing else),
+    the ban cannot hold; with another token live it is a failure."""
+    params = {"max_tokens": 8, "bad_words": ["cat"], "temperature": 1.0}
+    only_banned = {"5": -0.1, "1": -9999.0, "2": -9999.0}
+    rec = _rec(params=params, output_token_ids=[7, 5], output_top_logprobs=[{"7": -0.5}, only_banned])
+    rec.extra["banned_sequences"] = [[5]]
+    assert "bad_words" not in _failed(rec, _rec(params=params))
+    live = _rec(params=params, output_token_ids=[7, 5], output_top_logprobs=[{"7": -0.5}, {**only_banned, "9": -2.0}])
+    live.extra["banned_sequences"] = [[5]]
+    assert "bad_words" in _failed(live, _rec(params=params))

@@ -30,7 +30,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from functools import cache
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
@@ -156,10 +156,13 @@ def _unfenced(text: str) -> str:
     return text
 
 
+_INDENTS = ("    ", "\t")
+
+
 def _prose_line(line: str) -> str | None:
     """The line stripped if it is prose, else None (see `prose`)."""
     stripped = line.strip()
-    if not stripped or line.startswith(("    ", "\t")) or stripped.count("|") >= 2:
+    if not stripped or line.startswith(_INDENTS) or stripped.count("|") >= 2:
         return None
     chunks = stripped.count(" ") + 1  # about the number of chunks between spaces
     if chunks < MIN_LINE_WORDS and not (len(stripped) >= 2 * MIN_LINE_WORDS and _CJK.search(stripped)):
@@ -206,20 +209,24 @@ def _last_tokens(text: str) -> list[str] | None:
         return None
     parts: list[list[str]] = []
     found = size = 0
+    findall = _TOKEN_NO_CJK.findall
     for line in reversed(_unfenced(tail).split("\n")):
         if size >= TOKEN_CHARS or found >= WINDOW_TOKENS:
             break
-        if (stripped := _prose_line(line)) is None:
+        # Empty and indented lines (about a third of those read) are never prose: left without a call.
+        if not line or line.startswith(_INDENTS) or (stripped := _prose_line(line)) is None:
             continue
         size += len(stripped) + 1
         if size - 1 > TOKEN_CHARS:
             return None  # the window starts inside this line
-        tokens = _TOKEN_NO_CJK.findall(stripped.lower())
+        tokens = findall(stripped.lower())
         if not INTERJECTIONS.isdisjoint(tokens):
             tokens = [t for t in tokens if t not in INTERJECTIONS]
         parts.append(tokens)
         found += len(tokens)
-    return [t for tokens in reversed(parts) for t in tokens][-WINDOW_TOKENS:]
+    if len(parts) == 1:
+        return parts[0][-WINDOW_TOKENS:]
+    return list(chain.from_iterable(reversed(parts)))[-WINDOW_TOKENS:]
 
 
 def prose_degenerate(text: str) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import islice, repeat
 
 from eval.classify.context import Context, History
 from eval.classify.model import MAX_SPANS, Span, ToolSpec, Turn, span_at
@@ -80,13 +80,14 @@ class IdentifierIndex:
         # Tokens with a digit or a slash (the possible originals), found in C: splitting every token at its
         # digits and slashes leaves the others intact, so the tokens not found intact are the marked ones.
         marked = new - set(b" ".join(new).translate(_MARKED_TO_SPACE).split())
-        for tok in marked:
-            tok = tok.strip(b".-")
-            if len(tok) >= MIN_LEN:
+        halves = self.halves
+        for tok in map(bytes.strip, marked, repeat(b".-")):
+            n = len(tok)
+            if n >= MIN_LEN:
                 self.known.add(tok)
-                half = len(tok) // 2
-                self.halves.setdefault((len(tok), 0, tok[:half]), []).append(tok)
-                self.halves.setdefault((len(tok), 1, tok[half:]), []).append(tok)
+                half = n // 2
+                halves.setdefault((n, 0, tok[:half]), []).append(tok)
+                halves.setdefault((n, 1, tok[half:]), []).append(tok)
 
     def _near_id(self, written: bytes) -> bytes | None:
         """A long UUID or hash of the context that `written` copies with a few slips (`names.id_near_miss`). The
@@ -105,6 +106,9 @@ class IdentifierIndex:
             for original in self.halves.get(key, ()):
                 if _corruption(original, written) or id_slip(original, written):
                     return original
+        digits = written.translate(None, _NOT_DIGITS)
+        if not digits and b"/" not in written:
+            return None  # the rest needs a digit (an ID has four, a letter became a digit) or a slash
         if is_id(written):  # a character dropped or doubled in a UUID or hash: the other lengths
             for length in (n + 1, n - 1):
                 h, tail = length // 2, length - length // 2
@@ -122,7 +126,6 @@ class IdentifierIndex:
                         return original
         # A letter that became a digit (`django` -> `djang0`): the original may have no digit to index by.
         # Checked for a single digit only: the written token must otherwise be all letters and separators.
-        digits = written.translate(None, _NOT_DIGITS)
         if len(digits) == 1:
             i = written.index(digits)
             if _deliberate(written, i, digits.decode()):

@@ -265,14 +265,15 @@ def _short_region_tail(text: str, t: ShortThresholds) -> Region | None:
     n = len(text)
     rfind = text.rfind
     skip_to = 0
-    for a in (*range(SHORT_ANCHOR + SHORT_SPACING, n, SHORT_SPACING), n):
-        if a < skip_to:
+    anchors = (*range(SHORT_ANCHOR + SHORT_SPACING, n, SHORT_SPACING), n)
+    # Every anchor's look-back in one list comprehension (most find nothing: in prose about half of the fields have
+    # no anchor that recurs at all); the anchors that recur are then taken in order, as one loop over all would.
+    back = SHORT_ANCHOR + SHORT_MAX_PERIOD
+    found = [rfind(text[a - SHORT_ANCHOR : a], a - back if a > back else 0, a - 1) for a in anchors]
+    for a, j in zip(anchors, found, strict=True):
+        if j < 0 or a < skip_to:
             continue
-        lo = a - SHORT_ANCHOR - SHORT_MAX_PERIOD
         seg = text[a - SHORT_ANCHOR : a]
-        j = rfind(seg, lo if lo > 0 else 0, a - 1)
-        if j < 0:
-            continue
         p = a - SHORT_ANCHOR - j
         # Cheap filter first: a loop repeats the anchor one more period back too (one slice compare in C).
         if j >= p and text[j - p : j - p + SHORT_ANCHOR] == seg and not seg.isspace():
@@ -315,10 +316,38 @@ def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Regi
         j = text.rfind(text[a - ANCHOR : a], max(0, a - ANCHOR - MAX_PERIOD), a - 1)
         if j < 0:
             continue
-        region = _region_at(text, a, a - ANCHOR - j)
+        period = a - ANCHOR - j
+        if not _may_span(text, a, period, _min_span(t, truncated, period)):
+            continue  # the region cannot be long enough for any rule (most recurring anchors: a line seen twice)
+        region = _region_at(text, a, period)
         if _degenerate(text, region, truncated, t):
             return Region(region.start + offset, region.end + offset, region.period)
     return None
+
+
+def _min_span(t: Thresholds, truncated: bool, p: int) -> int:
+    """The shortest span of a region of period `p` that a rule of `_degenerate` can accept (reps = span / p)."""
+    rules = [(t.min_span, t.min_reps)]
+    if t.block_reps:
+        rules.append((t.block_span, t.block_reps))
+    if truncated:
+        rules.append((t.min_span_at_length, t.min_reps_at_length))
+        if t.block_reps_at_length:
+            rules.append((t.block_span_at_length, t.block_reps_at_length))
+    return min(max(span, reps * p) for span, reps in rules)
+
+
+def _may_span(s: str, a: int, p: int, need: int) -> bool:
+    """Necessary for `_region_at(s, a, p)` to span `need` characters or more, by two slice comparisons: its span is
+    p + back + fwd (the two `_grow` results), so back + fwd >= need - p needs back >= h or fwd >= need - p - h."""
+    d = need - p
+    h = d // 2
+    if h <= ANCHOR or d - h <= 0:
+        return True  # the anchor alone (back >= ANCHOR) may already be enough
+    if h <= a - p and s[a - h : a] == s[a - h - p : a - p]:
+        return True
+    f = d - h
+    return f <= len(s) - a and s[a : a + f] == s[a - p : a - p + f]
 
 
 def _region_at(s: str, a: int, p: int) -> Region:

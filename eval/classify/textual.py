@@ -87,13 +87,24 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
             spans.extend(s for s in bytelevel_spans(name, text) if not ctx.history.contains(s.text))
         if "\u2581" in text:
             spans.extend(_metaspace_spans(name, text, ctx))
-        spans.extend(
-            span_at(name, text, m.start(), m.end(), "lone UTF-16 surrogate")
-            for m in islice(_SURROGATE.finditer(text), MAX_SPANS)
-        )
+        if _has_surrogate(text):
+            spans.extend(
+                span_at(name, text, m.start(), m.end(), "lone UTF-16 surrogate")
+                for m in islice(_SURROGATE.finditer(text), MAX_SPANS)
+            )
     if ctx.tokenizer is not None and turn.token_ids:
         return _decide_with_tokenizer(spans, turn.token_ids, ctx.tokenizer)
     return spans
+
+
+def _has_surrogate(text: str) -> bool:
+    """Whether `text` holds a UTF-16 surrogate: the one thing strict UTF-8 cannot encode (an encode in C is several
+    times faster than the charset scan of `_SURROGATE` over text outside Latin-1)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 # SentencePiece's word marker `▁` (U+2581) rendered instead of a space (` ▁▁ three spaces`). The same character

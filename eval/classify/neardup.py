@@ -25,7 +25,7 @@ from functools import cache
 from itertools import repeat
 from operator import itemgetter
 
-from eval.classify.degeneracy import _WORD, CALIBRATION, _code_hint, _unfenced
+from eval.classify.degeneracy import CALIBRATION, _code_hint, _unfenced, mostly_words
 
 READS = 4096  # as the statistics of eval/classify/degeneracy.py: a loop runs to the end
 MIN_SEGMENT_WORDS = 8
@@ -81,7 +81,7 @@ def _long_prose(words: list[str]) -> bool:
     if len(words) < MIN_SEGMENT_WORDS:
         return False
     segment = " ".join(words)
-    return not _code_hint(segment) or 3 * len(_WORD.findall(segment)) > 2 * len(words)
+    return not _code_hint(segment) or mostly_words(segment, words)
 
 
 def _near(a: tuple[int, str, frozenset[str]], b: tuple[int, str, frozenset[str]]) -> bool:

@@ -9,6 +9,7 @@ from pydoc_data.topics import topics
 from eval.classify.bytelevel import _NON_ASCII_WORD, non_ascii_words
 from eval.classify.degeneracy import (
     _CODE_HINT,
+    _WORD,
     FUNCTION_WORDS,
     TAIL_CHARS,
     TOKEN_CHARS,
@@ -16,12 +17,36 @@ from eval.classify.degeneracy import (
     _last_tokens,
     _window_tokens,
     degenerate,
+    mostly_words,
     prose,
     prose_degenerate,
     statistics,
 )
+from eval.classify.identifiers import IdentifierIndex
+from eval.classify.names import is_id
 from eval.classify.neardup import near_duplicates
+from eval.classify.repetition import (
+    ANCHOR,
+    FREE_TEXT,
+    MAX_PERIOD,
+    SHORT,
+    SHORT_ANCHOR,
+    SHORT_MAX_PERIOD,
+    SHORT_SPACING,
+    SHORT_TAIL,
+    SPACING,
+    THRESHOLDS,
+    Region,
+    ShortThresholds,
+    Thresholds,
+    _degenerate,
+    _region_at,
+    _short_degenerate,
+    _short_region_tail,
+    worst_region,
+)
 from eval.classify.spacing import _CODE, _chunks_of, _long_chunks, strip_code
+from eval.classify.textual import _SURROGATE, _has_surrogate
 
 REFERENCE = "\n".join(topics[k] for k in sorted(topics))
 
@@ -143,3 +168,100 @@ def test_code_hint_in_two_searches_is_the_alternation() -> None:
     assert any(_code_hint(line) for line in lines) and not all(_code_hint(line) for line in lines)
     for line in lines:
         assert _code_hint(line) is (_CODE_HINT.search(line) is not None)
+
+
+def test_mostly_words_is_the_word_regex_count() -> None:
+    rng = random.Random(36)
+    alphabet = "ab Z1_-'’.,;:!?\"()[]*«»“”‘「」。、，！？：；…\t\u00a0é\u00b2ǅ\u0660/="
+    lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(20000)]
+    lines += REFERENCE[:200000].split("\n")
+    for line in lines:
+        assert mostly_words(line, line.split()) is (3 * len(_WORD.findall(line)) > 2 * len(line.split())), line
+
+
+def _plain_worst_region(text: str, truncated: bool, t: Thresholds) -> Region | None:
+    """`worst_region` before the span precheck: every recurring anchor's region grown and judged."""
+    n = len(text)
+    anchors = [n, n - 16, n - 48, *range(ANCHOR + SPACING, n - 48, SPACING)]
+    for a in anchors:
+        if a <= ANCHOR:
+            continue
+        j = text.rfind(text[a - ANCHOR : a], max(0, a - ANCHOR - MAX_PERIOD), a - 1)
+        if j >= 0 and _degenerate(text, region := _region_at(text, a, a - ANCHOR - j), truncated, t):
+            return region
+    return None
+
+
+def _plain_short_region(text: str, t: ShortThresholds = SHORT) -> Region | None:
+    """`_short_region_tail` as one loop over the anchors."""
+    n, skip_to = len(text), 0
+    for a in (*range(SHORT_ANCHOR + SHORT_SPACING, n, SHORT_SPACING), n):
+        if a < skip_to:
+            continue
+        lo = a - SHORT_ANCHOR - SHORT_MAX_PERIOD
+        seg = text[a - SHORT_ANCHOR : a]
+        j = text.rfind(seg, lo if lo > 0 else 0, a - 1)
+        if j < 0:
+            continue
+        p = a - SHORT_ANCHOR - j
+        if j >= p and text[j - p : j - p + SHORT_ANCHOR] == seg and not seg.isspace():
+            region = _region_at(text, a, p)
+            if _short_degenerate(text, region, t):
+                return region
+            skip_to = region.end
+    return None
+
+
+def _looping_texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        unit = "".join(rng.choice("ab c\n|x=é") for _ in range(rng.randint(1, 120)))
+        text = "".join(rng.choice("abcdef ghij\n") for _ in range(rng.randint(0, 600))) + unit * rng.randint(0, 40)
+        if rng.random() < 0.5:
+            text += "".join(rng.choice("ab c") for _ in range(rng.randint(0, 80)))
+        out.append(text)
+    start = rng.randrange(len(REFERENCE) - 5000)
+    out += [REFERENCE[start + i * 700 : start + i * 700 + 2000] for i in range(300)]
+    return out + ["x" * k for k in range(100)] + ["ab" * k for k in range(60)]
+
+
+def test_worst_region_with_the_span_precheck_is_the_plain_search() -> None:
+    texts = _looping_texts(37, 5000)
+    found = 0
+    for text in texts:
+        for truncated in (False, True):
+            for t in (THRESHOLDS, FREE_TEXT):
+                region = worst_region(text, truncated, t)
+                assert region == _plain_worst_region(text, truncated, t)
+                found += region is not None
+    assert 1000 < found < 4 * len(texts) - 1000
+
+
+def test_short_region_with_the_look_backs_first_is_the_plain_loop() -> None:
+    texts = [text[-SHORT_TAIL:] for text in _looping_texts(38, 5000)]
+    regions = [_short_region_tail.__wrapped__(text, SHORT) for text in texts]
+    assert regions == [_plain_short_region(text) for text in texts]
+    assert 500 < sum(r is not None for r in regions) < len(texts) - 500
+
+
+def test_the_surrogate_check_is_the_surrogate_search() -> None:
+    rng = random.Random(39)
+    alphabet = ["a", " ", "é", "’", "\U0001f600", "\ud800", "\udfff", "\udc80", "中"]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert _has_surrogate(text) is (_SURROGATE.search(text) is not None)
+
+
+def test_an_identifier_without_digit_or_slash_has_only_same_length_originals() -> None:
+    """`IdentifierIndex.original_of` leaves such a token after the same-length lookups: the other branches need an
+    ID (four digits at least), a slash or exactly one digit."""
+    rng = random.Random(40)
+    for _ in range(20000):
+        tok = "".join(rng.choice("abcdefABCDEF-_.xyz") for _ in range(rng.randint(6, 40))).encode()
+        assert not is_id(tok)
+    index = IdentifierIndex()
+    index.add({b"django/db/models/query.py", b"kimi-k3", b"abc_def", b"0123456789abcdef0123"})
+    assert index.original_of(b"django/db/modals/query.py") == b"django/db/models/query.py"
+    assert index.original_of(b"kimi-kw") == b"kimi-k3"
+    assert index.original_of(b"abc_dfe") is None

@@ -31,6 +31,7 @@ import zlib
 from dataclasses import dataclass
 from functools import cache
 from itertools import chain, repeat
+from operator import eq
 from pathlib import Path
 
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
@@ -182,7 +183,7 @@ def mostly_words(text: str, chunks: list[str]) -> bool:
     chunks (none of its characters is a space), and every chunk that is letters (`str.isalpha`, a subset of
     `[^\W\d_]`) with `_WORD`'s opening and closing marks around is one of its matches: where those alone are more
     than two thirds (most prose lines with a code hint), the regex, tried at every position, is not run."""
-    plain = sum(map(str.isalpha, map(str.rstrip, map(str.lstrip, chunks, repeat(_WORD_BEFORE)), repeat(_WORD_AFTER))))
+    plain = sum([chunk.lstrip(_WORD_BEFORE).rstrip(_WORD_AFTER).isalpha() for chunk in chunks])
     return 3 * plain > 2 * len(chunks) or 3 * len(_WORD.findall(text)) > 2 * len(chunks)
 
 
@@ -198,7 +199,7 @@ def statistics(text: str, compression: bool = True) -> Statistics:
     distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
     distinct3 = distinct / n_trigrams if len(tokens) >= MIN_TOKENS else None
     # A unit of p >= 2 tokens repeated MIN_REPS times repeats a trigram; a unit of one token follows itself.
-    periodic = distinct < n_trigrams or any(map(str.__eq__, tokens, tokens[1:]))
+    periodic = distinct < n_trigrams or any(map(eq, tokens, tokens[1:]))
     return Statistics(ratio, distinct3, _periodicity(tokens) if periodic else 1.0, _function_run(tokens), stutter)
 
 
@@ -271,7 +272,7 @@ def prose_degenerate(text: str) -> bool:
     if len(tokens) >= MIN_TOKENS and distinct / n_trigrams < limits["distinct3"]:
         return True
     # A doubled word is a (lowercased) token after itself, so without one `stutter` is 0 (or None).
-    if not any(map(str.__eq__, tokens, tokens[1:])):
+    if not any(map(eq, tokens, tokens[1:])):
         if limits["stutter"] < 0.0 and len(tokens) >= MIN_TOKENS:
             return True
         if n_trigrams - distinct < 2:
@@ -286,18 +287,31 @@ def prose_degenerate(text: str) -> bool:
 def _periodicity(tokens: list[str]) -> float:
     """Most back-to-back repetitions (MIN_REPS or more) of a unit of 1-8 tokens that holds a letter (`0, 0, 0`
     is data); 1.0 when there are none. Each position's shortest repeated unit counts (regions do not overlap)."""
-    ids = {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+    # A token's last position stands for it: one byte each (a window holds fewer than 256 tokens).
+    ids = dict(zip(tokens, range(len(tokens)), strict=True))
     seq = bytes(map(ids.__getitem__, tokens))
+    if not _may_repeat(seq):
+        return 1.0
     best = 1.0
-    letters: list[bool] | None = None
     for m in _PERIODIC.finditer(seq):
         reps = (m.end() - m.start()) // len(m.group(1))
-        if reps > best:
-            if letters is None:
-                letters = [any(c.isalpha() for c in t) for t in ids]
-            if any(letters[b] for b in m.group(1)):
-                best = float(reps)
+        if reps > best and any(c.isalpha() for b in m.group(1) for c in tokens[b]):
+            best = float(reps)
     return best
+
+
+def _may_repeat(seq: bytes) -> bool:
+    """Whether `_PERIODIC` matches anywhere in `seq`: a unit of p <= MAX_UNIT_TOKENS repeated MIN_REPS times is a
+    window where seq[k + i] == seq[k + p + i] for (MIN_REPS - 1) * p consecutive i, a run of as many zero bytes in
+    seq XOR seq shifted by p (computed on integers, in C; the regex tries every unit at every position)."""
+    n = len(seq)
+    for p in range(1, MAX_UNIT_TOKENS + 1):
+        if n < MIN_REPS * p:
+            break
+        diff = (int.from_bytes(seq[:-p], "big") ^ int.from_bytes(seq[p:], "big")).to_bytes(n - p, "big")
+        if bytes((MIN_REPS - 1) * p) in diff:
+            return True
+    return False
 
 
 # A word written twice with one space between, in the same case, before a space, a sentence mark or the line's end

@@ -9,12 +9,15 @@ from pydoc_data.topics import topics
 from eval.classify.bytelevel import _NON_ASCII_WORD, non_ascii_words
 from eval.classify.degeneracy import (
     _CODE_HINT,
+    _PERIODIC,
     _WORD,
     FUNCTION_WORDS,
     TAIL_CHARS,
     TOKEN_CHARS,
     _code_hint,
     _last_tokens,
+    _may_repeat,
+    _periodicity,
     _window_tokens,
     degenerate,
     mostly_words,
@@ -265,3 +268,34 @@ def test_an_identifier_without_digit_or_slash_has_only_same_length_originals() -
     assert index.original_of(b"django/db/modals/query.py") == b"django/db/models/query.py"
     assert index.original_of(b"kimi-kw") == b"kimi-k3"
     assert index.original_of(b"abc_dfe") is None
+
+
+def test_the_repeat_precheck_is_whether_the_periodicity_regex_matches() -> None:
+    rng = random.Random(41)
+    for _ in range(20000):
+        alphabet = bytes(range(rng.randint(1, 12)))
+        seq = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 64)))
+        assert _may_repeat(seq) is (_PERIODIC.search(seq) is not None), seq
+
+
+def _plain_periodicity(tokens: list[str]) -> float:
+    ids = {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+    seq = bytes(map(ids.__getitem__, tokens))
+    letters = [any(c.isalpha() for c in t) for t in ids]
+    best = 1.0
+    for m in _PERIODIC.finditer(seq):
+        reps = (m.end() - m.start()) // len(m.group(1))
+        if reps > best and any(letters[b] for b in m.group(1)):
+            best = float(reps)
+    return best
+
+
+def test_periodicity_is_the_plain_search() -> None:
+    rng = random.Random(42)
+    words = ["is", "the", ",", "0", "1", "a", "ok", "--", "哈", "x"]
+    for _ in range(20000):
+        tokens = [rng.choice(words[: rng.randint(1, len(words))]) for _ in range(rng.randint(0, 64))]
+        assert _periodicity(tokens) == _plain_periodicity(tokens), tokens
+    for text in _texts():
+        tokens = _window_tokens(prose(text[-4 * TAIL_CHARS :], TOKEN_CHARS))
+        assert _periodicity(tokens) == _plain_periodicity(tokens)

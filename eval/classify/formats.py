@@ -145,6 +145,67 @@ def any_marker(fmt: str) -> re.Pattern[str]:
     return _ANY_TEXT.get(fmt, _ANY_TEXT["auto"])
 
 
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a regex (split at `|` outside groups, classes and escapes)."""
+    out, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*out, pattern[start:]]
+
+
+# A substring that every match of a marker holds: `<` for the tags and tokens (every top-level alternative starts
+# with it), the literal of the others. A marker whose substring a text lacks cannot match there, so the search
+# for any marker leaves it out (the alternation tried at every `t` and `a` of prose costs more than the rest).
+_NEEDLES = {
+    r"\[TOOL_CALLS\]": "[TOOL_CALLS]",
+    r"\[(?:ARGS|CALL_ID)\]": "[",
+    r"t(?<!\wt)o=functions\.[A-Za-z_][\w.-]{0,80}": "to=functions.",
+    r"a(?<![A-Za-z]a)ssistant(?:final|commentary|analysis)": "assistant",
+}
+
+
+def _needle(pattern: str) -> str | None:
+    if all(alternative.startswith("<") for alternative in _alternatives(pattern)):
+        return "<"
+    return _NEEDLES.get(pattern)
+
+
+_PRESENT: dict[tuple[str, frozenset[str]], re.Pattern[str]] = {}
+
+
+def any_marker_in(fmt: str, text: str) -> bool:
+    """`any_marker(fmt).search(text) is not None`, with the markers whose substring `text` lacks left out."""
+    fmt = fmt if fmt in MARKERS else "auto"
+    needles = _FORMAT_NEEDLES[fmt]
+    present = frozenset(needle for needle in needles if needle in text)
+    pattern = _PRESENT.get((fmt, present))
+    if pattern is None:
+        kept = [m.pattern.pattern for m in MARKERS[fmt] if (n := _needle(m.pattern.pattern)) is None or n in present]
+        pattern = _PRESENT[fmt, present] = re.compile("|".join(kept) or r"(?!)")
+    return pattern.search(text) is not None
+
+
+_FORMAT_NEEDLES = {
+    fmt: frozenset(n for m in markers if (n := _needle(m.pattern.pattern)) is not None)
+    for fmt, markers in MARKERS.items()
+}
+
+
 def markers(fmt: str) -> tuple[Marker, ...]:
     return MARKERS.get(fmt, MARKERS["auto"])
 
@@ -153,6 +214,24 @@ def markers(fmt: str) -> tuple[Marker, ...]:
 _BARE_JSON = r"\{\s*\"name\"\s*:\s*\"(?:%s)\"\s*,\s*\"(?:arguments|parameters)\"\s*:"
 _PYTHONIC = r"\[\s*(?:%s)\((?:\)|[A-Za-z_]\w*\s*=)"  # at the start of a line: checked by the caller
 _CALL_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+_ONE_SHAPE_CACHE: dict[tuple[tuple[str, ...], bool], re.Pattern[str]] = {}
+
+
+def call_text_pattern_in(tool_names: tuple[str, ...], text: str) -> re.Pattern[str] | None:
+    """`call_text_pattern(tool_names)` for searching `text`: the bare JSON shape only where `text` holds `"name"`,
+    the pythonic one only where it holds `[` (the same matches; the other shape's start is not tried at every
+    `{` or `[`). None where neither can match."""
+    json_shape, pythonic = '"name"' in text, "[" in text
+    if not tool_names or not (json_shape or pythonic):
+        return None
+    if json_shape and pythonic:
+        return call_text_pattern(tool_names)
+    pattern = _ONE_SHAPE_CACHE.get((tool_names, json_shape))
+    if pattern is None:
+        names = "|".join(re.escape(n) for n in tool_names)
+        pattern = re.compile(_BARE_JSON % names if json_shape else _PYTHONIC % names)
+        _ONE_SHAPE_CACHE[tool_names, json_shape] = pattern
+    return pattern
 
 
 def call_text_pattern(tool_names: tuple[str, ...]) -> re.Pattern[str] | None:

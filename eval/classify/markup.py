@@ -11,8 +11,7 @@ from __future__ import annotations
 from itertools import islice
 
 from eval.classify.context import Context
-from eval.classify.formats import any_marker as any_marker_pattern
-from eval.classify.formats import call_text_pattern, markers
+from eval.classify.formats import any_marker_in, call_text_pattern_in, markers
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
 _QUOTES = "\"'`"
@@ -21,15 +20,14 @@ _QUOTES = "\"'`"
 def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
     if not ctx.structured:
         return []  # the agent parses calls from text: markup in content is the protocol, not a leak
-    calls = call_text_pattern(tuple(sorted(ctx.tools))) if ctx.tools_known else None
-    fast = any_marker_pattern(ctx.tool_format)
+    tools = tuple(sorted(ctx.tools)) if ctx.tools_known else ()
     spans: list[Span] = []
     for name, text in turn.text_fields():
         if not text:
             continue
-        if _may_hold_markup(text) and fast.search(text) is not None:
+        if _may_hold_markup(text) and any_marker_in(ctx.tool_format, text):
             spans.extend(_marker_spans(name, text, ctx))
-        if calls is not None and ('"name"' in text or "[" in text):
+        if (calls := call_text_pattern_in(tools, text)) is not None:
             spans.extend(
                 span_at(name, text, m.start(), m.end(), "tool call as bare JSON or a pythonic list")
                 for m in islice(calls.finditer(text), MAX_SPANS)

@@ -16,7 +16,7 @@ import re
 from itertools import islice
 
 from eval.classify.context import Context
-from eval.classify.formats import any_marker
+from eval.classify.formats import _alternatives, any_marker
 from eval.classify.markup import _copied, _in_code_or_quotes, _in_inline_code, mentioned
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 
@@ -45,10 +45,35 @@ _FAST = re.compile(rf"<\||<｜|_of_turn>|<(?:pad|unk|eos|bos|mask)>|\[(?:PAD|UNK
 _TOOL_TOKENS = any_marker("auto")
 
 
+def _by_start(starts: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(a for a in _alternatives(_FAST.pattern) if a.startswith(starts)))
+
+
+# `_FAST` split by what its alternatives start with, each searched only where that character is: the alternation
+# as a whole is tried at every `_`, `[` and `]` of prose and code (`__init__`, `list[int]`).
+_FAST_ANGLE = _by_start(("<",))
+_FAST_SQUARE = _by_start(("\\[",))
+_FAST_CLOSE = _by_start(("\\]",))
+_FAST_LITERAL = "_of_turn>"
+assert len(_alternatives(_FAST.pattern)) == sum(
+    len(_alternatives(p.pattern)) for p in (_FAST_ANGLE, _FAST_SQUARE, _FAST_CLOSE)
+) + _alternatives(_FAST.pattern).count(_FAST_LITERAL)
+
+
+def _may_hold_token(text: str) -> bool:
+    """`_FAST.search(text) is not None`."""
+    return (
+        ("<" in text and _FAST_ANGLE.search(text) is not None)
+        or ("[" in text and _FAST_SQUARE.search(text) is not None)
+        or _FAST_LITERAL in text
+        or ("]" in text and _FAST_CLOSE.search(text) is not None)
+    )
+
+
 def detect_leaked_special_token(turn: Turn, ctx: Context) -> list[Span]:
     spans: list[Span] = []
     for name, text in turn.text_fields():
-        if not text or ("<" not in text and "[" not in text) or _FAST.search(text) is None:
+        if not text or ("<" not in text and "[" not in text) or not _may_hold_token(text):
             continue
         for m in islice(_TOKEN.finditer(text), MAX_SPANS * 4):
             start, end = m.start(), m.end()

@@ -25,6 +25,7 @@ from eval.classify.degeneracy import (
     prose_degenerate,
     statistics,
 )
+from eval.classify.formats import FORMATS, any_marker, any_marker_in, call_text_pattern, call_text_pattern_in
 from eval.classify.identifiers import IdentifierIndex
 from eval.classify.names import is_id
 from eval.classify.neardup import near_duplicates
@@ -49,6 +50,7 @@ from eval.classify.repetition import (
     worst_region,
 )
 from eval.classify.spacing import _CODE, _chunks_of, _long_chunks, strip_code
+from eval.classify.special import _FAST, _may_hold_token
 from eval.classify.textual import _SURROGATE, _has_surrogate
 
 REFERENCE = "\n".join(topics[k] for k in sorted(topics))
@@ -299,3 +301,115 @@ def test_periodicity_is_the_plain_search() -> None:
     for text in _texts():
         tokens = _window_tokens(prose(text[-4 * TAIL_CHARS :], TOKEN_CHARS))
         assert _periodicity(tokens) == _plain_periodicity(tokens)
+
+
+_MARKUP_PIECES = (
+    "<tool_call>",
+    "</tool_call>",
+    "<function=bash>",
+    "<parameter=command>",
+    "</parameter>",
+    "</function>",
+    "<|call|>",
+    "<|channel|>",
+    "to=functions.bash",
+    "xto=functions.x",
+    "assistantfinal",
+    "Assistantanalysis",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "[CALL_ID]",
+    "<｜tool▁calls▁begin｜>",
+    "<|python_tag|>",
+    '<invoke name="bash">',
+    "<arg_key>",
+    "<|tool_call>",
+    "<tool_call|>",
+    "<function",
+    '{"name": "bash", "arguments":',
+    "[bash(command=",
+    "[submit()]",
+    "<",
+    "[",
+    "a",
+    "t",
+    "to",
+    "assistant",
+    " ",
+    "\n",
+    "word",
+    "{",
+    '"name"',
+    "(",
+    ")",
+    "|",
+)
+
+
+def _markup_texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_MARKUP_PIECES) for _ in range(rng.randint(0, 12))) for _ in range(count)]
+
+
+def test_any_marker_without_the_absent_needles_is_the_full_alternation() -> None:
+    texts = _markup_texts(43, 4000)
+    start = random.Random(43).randrange(len(REFERENCE) - 100000)
+    texts += REFERENCE[start : start + 100000].split("\n\n")
+    for fmt in (*FORMATS, "unknown"):
+        full = any_marker(fmt)
+        hits = [any_marker_in(fmt, text) for text in texts]
+        assert hits == [full.search(text) is not None for text in texts], fmt
+        assert 100 < sum(hits) < len(texts) - 100
+
+
+def test_call_pattern_of_the_present_shape_finds_the_same_calls() -> None:
+    for tools in ((), ("bash",), ("bash", "submit")):
+        full = call_text_pattern(tools)
+        for text in _markup_texts(44, 4000):
+            one = call_text_pattern_in(tools, text)
+            expected = [] if full is None or ('"name"' not in text and "[" not in text) else full.finditer(text)
+            assert [m.span() for m in (one.finditer(text) if one is not None else [])] == [m.span() for m in expected]
+
+
+def test_the_split_special_token_search_is_the_alternation() -> None:
+    rng = random.Random(45)
+    pieces = (
+        "<|im_end|>",
+        "<｜end｜>",
+        "<start_of_turn>",
+        "_of_turn>",
+        "<pad>",
+        "[PAD]",
+        "[UNK]",
+        "</s>",
+        "<s><s>",
+        "[INST]",
+        "[/INST]",
+        "<<SYS>>",
+        "[gMASK]",
+        "<reserved_12>",
+        "<_user>",
+        "]~!b[",
+        "]~b]",
+        "[e~[",
+        "<seed:bos>",
+        "<extra_id_1>",
+        "<fim_middle>",
+        "[control_11]",
+        "<",
+        "[",
+        "]",
+        "_",
+        "~",
+        "b",
+        "!",
+        "s>",
+        " ",
+        "word",
+        "|",
+    )
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 10))) for _ in range(20000)]
+    texts += REFERENCE[:100000].split("\n\n")
+    hits = [_may_hold_token(text) for text in texts]
+    assert hits == [_FAST.search(text) is not None for text in texts]
+    assert 1000 < sum(hits) < len(texts) - 1000

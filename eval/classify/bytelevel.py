@@ -32,6 +32,7 @@ def _byte_alphabet() -> dict[str, int]:
 CHAR_TO_BYTE = _byte_alphabet()
 # Characters that only a byte-level leak (or a real non-ASCII word) can put in a word: the fast path.
 SUSPECT = re.compile("[\u00a1-\u00ac\u00ae-\u0143]")
+SUSPECT_RANGE = (0xA1, 0x143)  # the code points SUSPECT spans (eval.classify.charsets prefilter)
 # A word (a run of non-space characters) that holds a non-ASCII character: the only words `bytelevel_spans` reads,
 # found in C (the lookbehind starts a match only at a word's start, the lazy run stops at its first such character).
 _NON_ASCII_WORD = re.compile(r"(?<!\S)\S*?[^\s\x00-\x7f]\S*")

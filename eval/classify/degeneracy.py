@@ -34,6 +34,8 @@ from itertools import chain, repeat
 from operator import eq
 from pathlib import Path
 
+from eval.classify.charsets import may_hold
+
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
 TAIL_CHARS = 1024  # a loop runs to the end: the statistics read the end of the prose
 COMPRESSION_CHARS = 1024
@@ -50,6 +52,7 @@ LOW_IS_DEGENERATE = frozenset({"compression", "distinct3"})
 # (`=====` and `.)` are one token each).
 _TOKEN_NO_CJK = re.compile(r"\w+|[^\w\s]+")  # the same where no CJK character is (faster)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK_RANGE = (0x3040, 0xD7AF)  # the code points _CJK spans (eval.classify.charsets prefilter)
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+|[^\w\s]+")
 # A chunk of prose between spaces: letters (words joined by hyphens, apostrophes or CJK punctuation), maybe
 # with punctuation around; not a path, a call, a number or a log field.
@@ -166,7 +169,9 @@ def _prose_line(line: str) -> str | None:
     if not stripped or line.startswith(_INDENTS) or stripped.count("|") >= 2:
         return None
     chunks = stripped.count(" ") + 1  # about the number of chunks between spaces
-    if chunks < MIN_LINE_WORDS and not (len(stripped) >= 2 * MIN_LINE_WORDS and _CJK.search(stripped)):
+    if chunks < MIN_LINE_WORDS and not (
+        len(stripped) >= 2 * MIN_LINE_WORDS and not stripped.isascii() and _CJK.search(stripped)
+    ):
         return None  # list items, headings, one-word lines: names and labels, not sentences (CJK has no spaces)
     if not _code_hint(stripped) or mostly_words(stripped, stripped.split()):
         return stripped
@@ -220,7 +225,7 @@ def _last_tokens(text: str) -> list[str] | None:
     window cuts. Tokens never cross a line, and lowercasing does not look across one, so the tokens of the lines
     read are the last tokens of the window."""
     tail = text[-4 * TAIL_CHARS :]
-    if not tail.isascii() and _CJK.search(tail) is not None:
+    if not tail.isascii() and may_hold(tail, *_CJK_RANGE) and _CJK.search(tail) is not None:
         return None
     parts: list[list[str]] = []
     found = size = 0

@@ -30,6 +30,7 @@ import json
 import re
 from functools import cache
 
+from eval.classify.charsets import may_hold
 from eval.classify.degeneracy import CALIBRATION
 
 MIN_WORDS = 20
@@ -53,6 +54,7 @@ _RANGES = (
 _NON_LATIN_ALPHABETIC = re.compile(
     "[\u0370-\u03ff\u0400-\u052f\u0531-\u058f\u0590-\u05ff\u0600-\u06ff\u0e00-\u0e7f\u10a0-\u10ff]"
 )
+_NON_LATIN_RANGE = (0x370, 0x10FF)  # the code points _NON_LATIN_ALPHABETIC spans (eval.classify.charsets)
 
 _FUNCTION_WORDS_TEXT = """
 the of and to a in is it that for on with as was be by this are or at from an not but have has had which you
@@ -96,7 +98,7 @@ def _script(ch: str) -> int:
 def mixed_script_words(text: str) -> int:
     """Runs of letters in `text` (no digit, mark or separator between them: `COPY-ის`, `--output=ФАЙЛ` are two
     runs each) that hold two or more letters of each of two alphabetic scripts."""
-    if text.isascii() or _NON_LATIN_ALPHABETIC.search(text) is None:
+    if text.isascii() or not may_hold(text, *_NON_LATIN_RANGE) or _NON_LATIN_ALPHABETIC.search(text) is None:
         return 0
     n = 0
     for word in _LETTER_RUN.findall(text):

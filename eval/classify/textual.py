@@ -12,7 +12,8 @@ import re
 from itertools import islice
 from typing import Any
 
-from eval.classify.bytelevel import SUSPECT, bytelevel_spans, in_fence
+from eval.classify.bytelevel import SUSPECT, SUSPECT_RANGE, bytelevel_spans, in_fence
+from eval.classify.charsets import may_hold
 from eval.classify.context import Context
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 from eval.classify.spacing import run_together_share, threshold
@@ -83,7 +84,7 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
             spans.extend(_byte_token_spans(name, text, ctx))
         if text.isascii():
             continue
-        if SUSPECT.search(text) is not None:
+        if may_hold(text, *SUSPECT_RANGE) and SUSPECT.search(text) is not None:
             spans.extend(s for s in bytelevel_spans(name, text) if not ctx.history.contains(s.text))
         if "\u2581" in text:
             spans.extend(_metaspace_spans(name, text, ctx))

@@ -6,8 +6,11 @@ import random
 import re
 from pydoc_data.topics import topics
 
-from eval.classify.bytelevel import _NON_ASCII_WORD, non_ascii_words
+from eval.classify.bytelevel import _NON_ASCII_WORD, SUSPECT, SUSPECT_RANGE, non_ascii_words
+from eval.classify.charsets import may_hold
 from eval.classify.degeneracy import (
+    _CJK,
+    _CJK_RANGE,
     _CODE_HINT,
     _PERIODIC,
     _WORD,
@@ -49,6 +52,7 @@ from eval.classify.repetition import (
     _short_region_tail,
     worst_region,
 )
+from eval.classify.salad import _NON_LATIN_ALPHABETIC, _NON_LATIN_RANGE
 from eval.classify.spacing import _CODE, _chunks_of, _long_chunks, strip_code
 from eval.classify.special import _FAST, _may_hold_token
 from eval.classify.textual import _SURROGATE, _has_surrogate
@@ -413,3 +417,24 @@ def test_the_split_special_token_search_is_the_alternation() -> None:
     hits = [_may_hold_token(text) for text in texts]
     assert hits == [_FAST.search(text) is not None for text in texts]
     assert 1000 < sum(hits) < len(texts) - 1000
+
+
+def test_the_lead_byte_prefilter_never_hides_a_character_of_its_block() -> None:
+    blocks = ((SUSPECT_RANGE, SUSPECT), (_CJK_RANGE, _CJK), (_NON_LATIN_RANGE, _NON_LATIN_ALPHABETIC))
+    for (low, high), pattern in blocks:
+        for code in range(0x80, 0x110000):
+            if low <= code <= high:
+                assert may_hold("a" + chr(code) + "b", low, high), hex(code)
+            elif pattern.search(chr(code)) is not None:
+                raise AssertionError(f"{pattern.pattern} matches {code:#x} outside {low:#x}-{high:#x}")
+        assert not may_hold("plain ASCII", low, high)
+        assert not may_hold("curly ’quotes’ … and — dashes", low, high) or low <= 0x2019 <= high
+    rng = random.Random(46)
+    for _ in range(20000):
+        text = "".join(
+            chr(rng.choice((rng.randrange(0x80), rng.randrange(0x80, 0x3000), rng.randrange(0x110000))))
+            for _ in range(rng.randint(0, 8))
+        )
+        for (low, high), pattern in blocks:
+            if pattern.search(text) is not None:
+                assert may_hold(text, low, high)

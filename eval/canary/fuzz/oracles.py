@@ -84,7 +84,11 @@ class ReferenceOracle:
             cohort_obs.judgement = rec.judgement
         j = cohort_obs.judgement or {}
         verdict = "fail" if j.get("verdict") == "corrupted" else "pass"
-        return _finding(self.name, cohort_obs, verdict, j.get("reason", ""), position=cohort_obs.first_divergence)
+        at = cohort_obs.first_divergence
+        if verdict == "fail" and at is not None and (unsatisfiable_at(cohort_obs, at) or unsatisfiable_at(ref, at)):
+            reason = f"diverged at token {at}, where the request's own constraints left no token to draw: undefined"
+            return _finding(self.name, cohort_obs, "pass", reason, position=at)
+        return _finding(self.name, cohort_obs, verdict, j.get("reason", ""), position=at)
 
 
 def _truncated(rec: ProbeRecord, n: int) -> ProbeRecord:
@@ -138,7 +142,7 @@ class BadWordsOracle:
             for at in _find_all(out, seq):
                 end = at + len(seq) - 1  # where vLLM masks the banned word's last token
                 banned_here = {s[-1] for s in seqs if s and end >= len(s) - 1 and out[end - len(s) + 1 : end] == s[:-1]}
-                if _only_masked_left(tops[end] if end < len(tops) else None, banned_here):
+                if _only_masked_left(tops[end] if end < len(tops) else None, banned_here | masked_at(cohort_obs, end)):
                     continue  # the request's own constraints left no other token here: undefined
                 return _finding(
                     self.name, cohort_obs, "fail", f"banned token sequence {seq} at token {at}", position=at
@@ -175,9 +179,8 @@ class StopOracle:
             return _finding(self.name, cohort_obs, "fail", f"{len(out)} tokens > max_tokens {p.get('max_tokens')}")
         stops = set(p.get("stop_token_ids") or ())
         min_tokens = int(p.get("min_tokens") or 0)
-        tops = cohort_obs.output_top_logprobs or []
         for i, t in enumerate(out):
-            if t in stops and i < min_tokens and _only_masked_left(tops[i] if i < len(tops) else None, stops):
+            if t in stops and i < min_tokens and unsatisfiable_at(cohort_obs, i):
                 continue  # the request's own constraints left no other token here: what the engine draws is undefined
             if t in stops and i < min_tokens:
                 return _finding(
@@ -213,8 +216,35 @@ def _only_masked_left(top: dict[str, float] | None, masked: set[int]) -> bool:
     it) proves nothing and the position is judged."""
     if not top or not masked:
         return False
-    live = [int(k) for k, v in top.items() if v > _MASKED]
-    return len(live) < len(top) and bool(live) and all(t in masked for t in live)
+    live = [k for k, v in top.items() if v > _MASKED]
+    return len(live) < len(top) and bool(live) and all(k.isdigit() and int(k) in masked for k in live)
+
+
+def masked_at(rec: ProbeRecord, i: int) -> set[int]:
+    """The tokens of the server's top logprobs at output position i that the request's own processors mask there:
+    stop ids before `min_tokens`, the last token of a banned word whose start precedes i, and anything outside
+    `allowed_token_ids`."""
+    p = rec.params or {}
+    out = rec.output_token_ids or []
+    tops = rec.output_top_logprobs or []
+    top = tops[i] if i < len(tops) else {}
+    masked: set[int] = set()
+    if i < int(p.get("min_tokens") or 0):
+        masked |= set(p.get("stop_token_ids") or ())
+    for seq in rec.extra.get("banned_sequences") or []:
+        if seq and i >= len(seq) - 1 and out[i - len(seq) + 1 : i] == list(seq[:-1]):
+            masked.add(seq[-1])
+    allowed = set(p.get("allowed_token_ids") or ())
+    if allowed:
+        masked |= {int(k) for k in top if k.isdigit() and int(k) not in allowed}
+    return masked
+
+
+def unsatisfiable_at(rec: ProbeRecord, i: int) -> bool:
+    """True when the record proves that at output position i the request's constraints (a grammar, through the
+    masked entries of the logprobs, and the processors of `masked_at`) left no token to draw (`_only_masked_left`)."""
+    tops = rec.output_top_logprobs or []
+    return i < len(tops) and _only_masked_left(tops[i], masked_at(rec, i))
 
 
 class StructuredOracle:
@@ -303,7 +333,7 @@ class SupportOracle:
         out, tops = cohort_obs.output_token_ids or [], cohort_obs.output_top_logprobs or []
         allowed = set(p.get("allowed_token_ids") or ())
         for i, t in enumerate(out):
-            if allowed and t not in allowed:
+            if allowed and t not in allowed and not unsatisfiable_at(cohort_obs, i):
                 return _finding(self.name, cohort_obs, "fail", f"token {i} ({t}) outside allowed_token_ids", position=i)
         k = int(p.get("top_k") or -1)
         reorders = any(p.get(x) for x in REORDERING)  # raw ranks are then not the ranks top-k cut on

@@ -203,3 +203,20 @@ def test_a_banned_word_the_grammar_alone_allowed_is_undefined_not_a_failure() ->
     live = _rec(params=params, output_token_ids=[7, 5], output_top_logprobs=[{"7": -0.5}, {**only_banned, "9": -2.0}])
     live.extra["banned_sequences"] = [[5]]
     assert "bad_words" in _failed(live, _rec(params=params))
+
+
+def test_allowed_ids_the_grammar_left_no_room_for_and_a_greedy_divergence_there_are_undefined() -> None:
+    """allowed_token_ids whose every entry the grammar masks: the token drawn is undefined, for the support oracle
+    and for the reference oracle at the divergence; a divergence where an allowed token was live still FAILs."""
+    params = {"max_tokens": 8, "allowed_token_ids": [40, 41], "temperature": 0.0}
+    grammar_only = {"5": -0.1, "6": -0.2, "40": -9999.0, "41": -9999.0}
+    rec = _rec(params=params, output_token_ids=[40, 5], output_top_logprobs=[{"40": -0.5}, grammar_only])
+    ref = _rec(params=params, output_token_ids=[40, 6], output_top_logprobs=[{"40": -0.5}, grammar_only])
+    ref.cohort = "reference"
+    failed = _failed(rec, ref)
+    assert "support" not in failed and "reference" not in failed
+    room = {"5": -0.1, "6": -0.2, "40": -3.0, "41": -9999.0}
+    rec2 = _rec(params=params, output_token_ids=[40, 5], output_top_logprobs=[{"40": -0.5}, room])
+    ref2 = _rec(params=params, output_token_ids=[40, 40], output_top_logprobs=[{"40": -0.5}, room])
+    ref2.cohort = "reference"
+    assert {"support", "reference"} <= set(_failed(rec2, ref2))

@@ -175,7 +175,10 @@ def class_verdicts(records: Sequence[ProbeRecord], acceptance: float | None, flo
             out[name] = {"verdict": "INCONCLUSIVE", "reason": "its trigger never ran (no answered request had it)"}
         elif needs_drafts and (acceptance is None or acceptance < floor):
             seen = "unknown" if acceptance is None else f"{acceptance:.2f}"
-            out[name] = {"verdict": "INCONCLUSIVE", "reason": f"draft acceptance {seen} < {floor}: drafts never kept"}
+            out[name] = {
+                "verdict": "INCONCLUSIVE",
+                "reason": f"draft acceptance {seen} < {floor}: too few drafts kept to vouch for it",
+            }
         else:
             out[name] = {"verdict": "PASS", "reason": f"{len(hit)} triggering requests, none corrupted"}
     return out

@@ -137,12 +137,9 @@ class BadWordsOracle:
         if not seqs:
             return None
         out = cohort_obs.output_token_ids or []
-        tops = cohort_obs.output_top_logprobs or []
         for seq in (s for s in seqs if s):
             for at in _find_all(out, seq):
-                end = at + len(seq) - 1  # where vLLM masks the banned word's last token
-                banned_here = {s[-1] for s in seqs if s and end >= len(s) - 1 and out[end - len(s) + 1 : end] == s[:-1]}
-                if _only_masked_left(tops[end] if end < len(tops) else None, banned_here | masked_at(cohort_obs, end)):
+                if unsatisfiable_at(cohort_obs, at + len(seq) - 1, seqs):  # where vLLM masks the word's last token
                     continue  # the request's own constraints left no other token here: undefined
                 return _finding(
                     self.name, cohort_obs, "fail", f"banned token sequence {seq} at token {at}", position=at
@@ -180,9 +177,9 @@ class StopOracle:
         stops = set(p.get("stop_token_ids") or ())
         min_tokens = int(p.get("min_tokens") or 0)
         for i, t in enumerate(out):
-            if t in stops and i < min_tokens and unsatisfiable_at(cohort_obs, i):
-                continue  # the request's own constraints left no other token here: what the engine draws is undefined
             if t in stops and i < min_tokens:
+                if unsatisfiable_at(cohort_obs, i):
+                    continue  # the request's own constraints left no other token here: what is drawn is undefined
                 return _finding(
                     self.name, cohort_obs, "fail", f"stop id {t} at token {i} < min_tokens {min_tokens}", position=i
                 )
@@ -220,10 +217,10 @@ def _only_masked_left(top: dict[str, float] | None, masked: set[int]) -> bool:
     return len(live) < len(top) and bool(live) and all(k.isdigit() and int(k) in masked for k in live)
 
 
-def masked_at(rec: ProbeRecord, i: int) -> set[int]:
+def masked_at(rec: ProbeRecord, i: int, banned: Sequence[Sequence[int]] | None = None) -> set[int]:
     """The tokens of the server's top logprobs at output position i that the request's own processors mask there:
-    stop ids before `min_tokens`, the last token of a banned word whose start precedes i, and anything outside
-    `allowed_token_ids`."""
+    stop ids before `min_tokens`, the last token of a banned word whose start precedes i (`banned`: the word's
+    token sequences; default the record's own), and anything outside `allowed_token_ids`."""
     p = rec.params or {}
     out = rec.output_token_ids or []
     tops = rec.output_top_logprobs or []
@@ -231,7 +228,7 @@ def masked_at(rec: ProbeRecord, i: int) -> set[int]:
     masked: set[int] = set()
     if i < int(p.get("min_tokens") or 0):
         masked |= set(p.get("stop_token_ids") or ())
-    for seq in rec.extra.get("banned_sequences") or []:
+    for seq in (rec.extra.get("banned_sequences") or []) if banned is None else banned:
         if seq and i >= len(seq) - 1 and out[i - len(seq) + 1 : i] == list(seq[:-1]):
             masked.add(seq[-1])
     allowed = set(p.get("allowed_token_ids") or ())
@@ -240,11 +237,11 @@ def masked_at(rec: ProbeRecord, i: int) -> set[int]:
     return masked
 
 
-def unsatisfiable_at(rec: ProbeRecord, i: int) -> bool:
+def unsatisfiable_at(rec: ProbeRecord, i: int, banned: Sequence[Sequence[int]] | None = None) -> bool:
     """True when the record proves that at output position i the request's constraints (a grammar, through the
     masked entries of the logprobs, and the processors of `masked_at`) left no token to draw (`_only_masked_left`)."""
     tops = rec.output_top_logprobs or []
-    return i < len(tops) and _only_masked_left(tops[i], masked_at(rec, i))
+    return i < len(tops) and _only_masked_left(tops[i], masked_at(rec, i, banned))
 
 
 class StructuredOracle:

@@ -50,6 +50,7 @@ FEATURES = (
     "min_p",
     "seed",
     "sampled",
+    "sampled_top_k",
     "n",
     "prompt_logprobs",
     "structured",
@@ -287,7 +288,10 @@ def _params(ctx: GenContext, rng: random.Random, p: dict[str, Any], endpoint: st
         p["stop"] = rng.sample(WORDS, rng.randint(1, 3))
         p["include_stop_str_in_output"] = rng.random() < 0.3
         feats.append("stop")
-    feats += _sampling(ctx, rng, p, has)
+    # top-k/top-p on sampled rows draw from their own stream (seeded by the main stream's state, which is not
+    # advanced), so that every other choice of every seed stays what it was before the feature joined the defaults.
+    side = random.Random(f"specqual-fuzz-topk:{rng.getstate()[1][:8]}")
+    feats += _sampling(ctx, rng, p, has, side)
     if _on(ctx, rng, "prompt_logprobs", 0.08) and has("prompt_logprobs"):
         p["prompt_logprobs"] = rng.randint(0, 3)
         feats.append("prompt_logprobs")
@@ -296,7 +300,7 @@ def _params(ctx: GenContext, rng: random.Random, p: dict[str, Any], endpoint: st
     return feats
 
 
-def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any) -> list[str]:
+def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any, side: random.Random) -> list[str]:
     feats: list[str] = []
     if _on(ctx, rng, "top_k_p", 0.15) and has("top_k"):
         p["top_k"] = rng.choice((1, 2, 5, 20, -1))
@@ -311,8 +315,11 @@ def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any) 
     if _on(ctx, rng, "sampled", 0.12):
         p["temperature"] = rng.choice((0.5, 1.0, 1.5))
         feats.append("sampled")
-        if _on(ctx, rng, "sampled_top_k", 0.6):  # top-k/top-p on draft rows (and the support oracle's check)
-            p.setdefault("top_k", rng.choice((2, 5)))
+        # top-k/top-p on draft rows (and the support oracle's check)
+        if _on(ctx, side, "sampled_top_k", 0.6) and has("top_k"):
+            p.setdefault("top_k", side.choice((2, 5, 40)))
+            if side.random() < 0.4:
+                p.setdefault("top_p", side.choice((0.7, 0.9)))
             feats.append("sampled_top_k")
         else:
             p.pop("top_k", None)

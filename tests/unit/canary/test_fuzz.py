@@ -155,3 +155,32 @@ def test_a_staggered_join_waits_for_the_first_token_then_its_offset() -> None:
         out = asyncio.run(run_case_async(Case(seed=0, index=0, requests=[bg, late]), server.base_url, "toy"))
     assert out["r0"].error is None and out["bg"].error is None
     assert out["r0"].started_at - out["bg"].started_at >= 0.3  # bg streamed its first token before that
+
+
+def test_sampled_requests_carry_top_k_by_default_and_nothing_else_changes() -> None:
+    """Temperature with top-k/top-p reaches the rejection sampler's per-request top-k/top-p on draft rows and the
+    support oracle's check. It draws from its own stream: without it every request of every case is the same but
+    for the sampled rows' top_k/top_p."""
+    import dataclasses
+
+    from eval.canary.fuzz.generate import FEATURES
+
+    gen = _gen(_space())
+    assert "sampled_top_k" in gen.features
+    plain = dataclasses.replace(gen, features=tuple(f for f in FEATURES if f != "sampled_top_k"))
+    with_k = with_p = 0
+    for i in range(150):
+        a, b = generate_case(gen, 0, i), generate_case(plain, 0, i)
+        assert len(a.requests) == len(b.requests)
+        for x, y in zip(a.requests, b.requests, strict=True):
+            assert x.prompt_token_ids == y.prompt_token_ids and (x.after, x.start_ms) == (y.after, y.start_ms)
+            assert [f for f in x.features if f != "sampled_top_k"] == y.features
+            cut = {k: v for k, v in x.params.items() if k not in ("top_k", "top_p")}
+            assert cut == {k: v for k, v in y.params.items() if k not in ("top_k", "top_p")}
+            if "sampled_top_k" in x.features:
+                assert x.params.get("temperature", 0) > 0 and x.params["top_k"] != 0
+                with_k += 1
+                with_p += "top_p" in x.params
+            elif "sampled" in x.features and "n" not in x.features:
+                assert "top_k" not in x.params and "top_p" not in x.params
+    assert with_k >= 10 and 0 < with_p < with_k

@@ -154,6 +154,7 @@ CLASSES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
         True,
     ),
     ("random-sampling path of the rejection sampler", ("sampled",), True),
+    ("top-k / top-p of sampled requests on draft rows (PR 10198)", ("sampled_top_k",), True),
     ("state after a prefix-cache hit (one-token and short tails: PR 55178)", ("shared_prefix",), False),
     ("mixed draft counts in one step (short max_tokens, finishing requests)", ("short_max_tokens",), True),
     ("client aborts mid-stream", ("abort",), False),

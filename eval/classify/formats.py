@@ -69,6 +69,7 @@ def _m(name: str, pattern: str, strong: bool = True) -> Marker:
 
 
 _BAR = "[|｜]"  # DeepSeek and Kimi tokens exist with ASCII and full-width bars
+_BARS = _BAR + "{1,2}"  # a bar doubled in decoding (`<｜｜DSML｜｜invoke`) is the same token, broken
 _SEP = "[▁_ ]"
 _TOOL_CALL_TAG = _m("tool_call_tag", r"</?tool_call>", False)
 _FAMILIES: dict[str, tuple[Marker, ...]] = {
@@ -90,9 +91,12 @@ _FAMILIES: dict[str, tuple[Marker, ...]] = {
         _m("harmony_stripped", r"a(?<![A-Za-z]a)ssistant(?:final|commentary|analysis)"),
     ),
     "deepseek": (
-        _m("deepseek_token", "<" + _BAR + "tool" + _SEP + "(?:calls?|outputs?)" + _SEP + "(?:begin|end)" + _BAR + ">"),
-        _m("deepseek_sep", "<" + _BAR + "tool" + _SEP + "sep" + _BAR + ">"),
-        _m("dsml_token", "<" + _BAR + "DSML" + _BAR),
+        _m(
+            "deepseek_token",
+            "<" + _BARS + "tool" + _SEP + "(?:calls?|outputs?)" + _SEP + "(?:begin|end)" + _BARS + ">",
+        ),
+        _m("deepseek_sep", "<" + _BARS + "tool" + _SEP + "sep" + _BARS + ">"),
+        _m("dsml_token", "</?" + _BARS + "DSML" + _BARS),
     ),
     "kimi_k2": (_m("kimi_token", r"<\|tool_calls?_(?:section_)?(?:begin|end)\|>|<\|tool_call_argument_begin\|>"),),
     "minimax": (

@@ -8,6 +8,7 @@ legitimately contain any markup; broken argument markup is `malformed_tool_call`
 
 from __future__ import annotations
 
+import re
 from itertools import islice
 
 from eval.classify.context import Context
@@ -27,6 +28,8 @@ def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
             continue
         if _may_hold_markup(text) and any_marker_in(ctx.tool_format, text):
             spans.extend(_marker_spans(name, text, ctx))
+        elif (debris := _closing_debris(name, text)) is not None:
+            spans.append(debris)
         if (calls := call_text_pattern_in(tools, text)) is not None:
             spans.extend(
                 span_at(name, text, m.start(), m.end(), "tool call as bare JSON or a pythonic list")
@@ -34,6 +37,27 @@ def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
                 if _call_counts(text, m.start(), m.end(), ctx)
             )
     return spans
+
+
+# Closing tags of the call families; a reply made of nothing but closing tags whose names are these or a piece of
+# one (`</_call>`: `</tool_call>` split by BPE and re-joined without its head) is the tail of a call whose start
+# the parser ate. A reply is never only closing tags otherwise.
+_CALL_CLOSERS = ("tool_call", "tool_calls", "function_calls", "function", "parameter", "invoke", "arg_key", "arg_value")
+_CLOSING_ONLY = re.compile(r"\s*(?:</([^<>\s]{1,40})>\s*)+")
+_CLOSING_TAG = re.compile(r"</([^<>\s]{1,40})>")
+MIN_PIECE = 4
+
+
+def _closing_debris(name: str, text: str) -> Span | None:
+    if len(text) > 400 or "</" not in text or _CLOSING_ONLY.fullmatch(text) is None:
+        return None
+    for m in _CLOSING_TAG.finditer(text):
+        piece = m.group(1).strip("_|｜-")
+        if len(piece) >= MIN_PIECE and any(c.endswith(piece) or c.startswith(piece) for c in _CALL_CLOSERS):
+            stripped = text.strip()
+            start = text.index(stripped)
+            return span_at(name, text, start, start + len(stripped), "a reply of closing call tags alone")
+    return None
 
 
 def _call_counts(text: str, start: int, end: int, ctx: Context) -> bool:

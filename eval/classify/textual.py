@@ -38,16 +38,35 @@ def detect_replacement_char(turn: Turn, ctx: Context) -> list[Span]:
                 spans.extend(_spans(_FFFD_ESCAPE, name, text, ctx, "escaped U+FFFD in JSON arguments"))
             continue
         if "\ufffd" in text:
-            spans.extend(_spans(_FFFD_RUN, name, text, ctx, "U+FFFD replacement character"))
+            named = _NAMES_FFFD.search(text) is not None
+            spans.extend(_spans(_FFFD_RUN, name, text, ctx, "U+FFFD replacement character", named))
     return spans
 
 
-def _spans(pattern: re.Pattern[str], name: str, text: str, ctx: Context, why: str) -> list[Span]:
+# Text that names the character (`U+FFFD`, `replacement character`) discusses it: its examples in short quotes
+# (`gives '�单' instead of "客单价"`) are quoted, not emitted. A detokenizer that emits U+FFFD does not name it.
+_NAMES_FFFD = re.compile(r"U\+FFFD|\\ufffd|replacement char", re.IGNORECASE)
+SHORT_QUOTE = 12
+
+
+def _spans(pattern: re.Pattern[str], name: str, text: str, ctx: Context, why: str, named: bool = False) -> list[Span]:
     return [
         span_at(name, text, m.start(), m.end(), why)
         for m in islice(pattern.finditer(text), MAX_SPANS * 4)
-        if not _copied_window(text, m.start(), m.end(), ctx) and not _discussed(text, m.start(), m.end())
+        if not _copied_window(text, m.start(), m.end(), ctx)
+        and not _discussed(text, m.start(), m.end())
+        and not (named and in_short_quote(text, m.start(), m.end()))
     ]
+
+
+def in_short_quote(text: str, start: int, end: int) -> bool:
+    """Inside a pair of ASCII quotes on one line, at most SHORT_QUOTE characters either side (`'�单'`)."""
+    for q in ("'", '"'):
+        left = text.rfind(q, max(0, start - SHORT_QUOTE), start)
+        right = text.find(q, end, end + SHORT_QUOTE)
+        if left >= 0 and right >= 0 and "\n" not in text[left:right] and q not in text[left + 1 : start]:
+            return True
+    return False
 
 
 def _discussed(text: str, start: int, end: int) -> bool:
@@ -159,6 +178,8 @@ def _byte_token_spans(name: str, text: str, ctx: Context) -> list[Span]:
             continue  # a string literal in code that handles byte tokens
         if ctx.history.contains(m.group()):
             continue
+        if in_fence(text, start) and f"`{m.group()}`" in text:
+            continue  # the text names these tokens in inline code: its fenced block shows them as an example
         spans.append(span_at(name, text, start, end, "byte token(s) as text"))
     return spans
 

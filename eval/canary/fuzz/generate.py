@@ -290,7 +290,9 @@ def _params(ctx: GenContext, rng: random.Random, p: dict[str, Any], endpoint: st
         feats.append("stop")
     # top-k/top-p on sampled rows draw from their own stream (seeded by the main stream's state, which is not
     # advanced), so that every other choice of every seed stays what it was before the feature joined the defaults.
-    side = random.Random(f"specqual-fuzz-topk:{rng.getstate()[1][:8]}")
+    # The state's words change only every 624 words drawn; its last entry, the position, tells requests apart.
+    state = rng.getstate()[1]
+    side = random.Random(f"specqual-fuzz-topk:{state[:8]}:{state[-1]}")
     feats += _sampling(ctx, rng, p, has, side)
     if _on(ctx, rng, "prompt_logprobs", 0.08) and has("prompt_logprobs"):
         p["prompt_logprobs"] = rng.randint(0, 3)

@@ -184,3 +184,19 @@ def test_sampled_requests_carry_top_k_by_default_and_nothing_else_changes() -> N
             elif "sampled" in x.features and "n" not in x.features:
                 assert "top_k" not in x.params and "top_p" not in x.params
     assert with_k >= 10 and 0 < with_p < with_k
+
+
+def test_sampled_requests_of_one_case_draw_their_top_k_apart() -> None:
+    """The side stream is per request, not per case: two sampled requests next to each other in a case make the same
+    top-k/top-p choice about as often as independent draws would (about 1 in 5), not most of the time."""
+    gen = _gen(_space())
+    same = pairs = 0
+    for i in range(300):
+        picks = [
+            (r.params.get("top_k"), r.params.get("top_p"), "sampled_top_k" in r.features)
+            for r in generate_case(gen, 0, i).requests
+            if "sampled" in r.features and "n" not in r.features and "top_k_p" not in r.features
+        ]
+        pairs += len(picks) - 1 if picks else 0
+        same += sum(a == b for a, b in itertools.pairwise(picks))
+    assert pairs >= 20 and same / pairs < 0.4

@@ -14,6 +14,7 @@ from itertools import islice
 from eval.classify.context import Context
 from eval.classify.formats import any_marker_in, call_text_pattern_in, markers
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
+from eval.classify.toolcalls import CALL_CLOSING_TAGS
 
 _QUOTES = "\"'`"
 
@@ -39,12 +40,11 @@ def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
     return spans
 
 
-# Closing tags of the call families; a reply made of nothing but closing tags whose names are these or a piece of
-# one (`</_call>`: `</tool_call>` split by BPE and re-joined without its head) is the tail of a call whose start
-# the parser ate. A reply is never only closing tags otherwise.
-_CALL_CLOSERS = ("tool_call", "tool_calls", "function_calls", "function", "parameter", "invoke", "arg_key", "arg_value")
-_CLOSING_ONLY = re.compile(r"\s*(?:</([^<>\s]{1,40})>\s*)+")
+# A reply made of nothing but closing tags whose names are those of the call families (CALL_CLOSING_TAGS) or a
+# piece of one (`</_call>`: `</tool_call>` split by BPE and re-joined without its head) is the tail of a call whose
+# start the parser ate. A reply is never only closing tags otherwise.
 _CLOSING_TAG = re.compile(r"</([^<>\s]{1,40})>")
+_CLOSING_ONLY = re.compile(rf"\s*(?:{_CLOSING_TAG.pattern}\s*)+")
 MIN_PIECE = 4
 
 
@@ -53,7 +53,7 @@ def _closing_debris(name: str, text: str) -> Span | None:
         return None
     for m in _CLOSING_TAG.finditer(text):
         piece = m.group(1).strip("_|｜-")
-        if len(piece) >= MIN_PIECE and any(c.endswith(piece) or c.startswith(piece) for c in _CALL_CLOSERS):
+        if len(piece) >= MIN_PIECE and any(c.endswith(piece) or c.startswith(piece) for c in CALL_CLOSING_TAGS):
             stripped = text.strip()
             start = text.index(stripped)
             return span_at(name, text, start, start + len(stripped), "a reply of closing call tags alone")

@@ -25,7 +25,17 @@ _BAD_KEY = re.compile(r"[=<>\s\"]")
 # `</tool_call>`), MiniMax / Anthropic-style invoke (`</invoke>`, `</function_calls>`), GLM (`</arg_key>`,
 # `</arg_value>`), Jamba (`</tool_calls>`). One that ends the value (only closing tags after it) or precedes the next
 # parameter's opening tag is the tail of the call markup, left in the value by a parser slip.
-_STRAY_CLOSE = re.compile(r"</(?:parameter|function|tool_call|invoke|function_calls|arg_key|arg_value|tool_calls)>")
+CALL_CLOSING_TAGS = (
+    "parameter",
+    "function",
+    "tool_call",
+    "invoke",
+    "function_calls",
+    "arg_key",
+    "arg_value",
+    "tool_calls",
+)
+_STRAY_CLOSE = re.compile(r"</(?:" + "|".join(CALL_CLOSING_TAGS) + ")>")
 _NEXT_OPEN = re.compile(
     r"\s*(?:<(?:parameter|function)=|<(?:parameter|invoke)\s+name=|<arg_key>|(?:</[a-z_:]{1,30}>\s*)*$)"
 )

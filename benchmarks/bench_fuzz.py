@@ -425,7 +425,9 @@ def _fuzz_group(g: Group, seed: int, args: argparse.Namespace, console: Console)
     cfg = g.loaded.spec.workloads.canary
     assert cfg is not None  # main() refuses a file without one
     ref_url = g.urls[g.reference]
-    gen = gen_context(cfg, PromptBook(g.tokenize, seed), fetch_space(ref_url), stack_facts(g.loaded))
+    gen = gen_context(
+        cfg, PromptBook(g.tokenize, seed), fetch_space(ref_url), stack_facts(g.loaded), g.loaded.spec.server.device
+    )
     for cohort in g.cohorts:
         url = g.urls[cohort]
         ctl_url = g.urls[g.control] if g.control and g.control != g.reference and args.score_control else None

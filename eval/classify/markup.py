@@ -80,16 +80,52 @@ def _marker_spans(name: str, text: str, ctx: Context) -> list[Span]:
             if _copied(text, start, end, ctx) or _in_inline_code(text, start):
                 continue
             if marker.strong and (
-                mentioned(text, start, end) or _quoted(text, start, end) or in_fenced_literal(text, start, end)
+                (mentioned(text, start, end) and not _arguments_follow(text, end))
+                or _quoted(text, start, end)
+                or in_fenced_literal(text, start, end)
             ):
                 continue
             if not marker.strong and not _weak_marker_counts(text, start, end, m.group()):
                 continue
             spans.append(span_at(name, text, start, end, marker.name))
             if len(spans) >= MAX_SPANS:
-                return spans
+                return _unless_examples(spans, text, ctx)
     spans.sort(key=lambda s: s.start)
-    return spans
+    return _unless_examples(spans, text, ctx)
+
+
+# A marker followed on its line by a JSON object (`commentary to=functions.get_weather json{"city":"Paris"}`: harmony
+# with its tokens rendered empty) is a call's head and its arguments, not a marker named in a sentence.
+_ARGUMENTS = re.compile(r"[ \t]*(?:<\|constrain\|>)?[ \t]*[a-z]{0,12}[ \t]*\{\s*(?:\"|\})")
+
+
+def _arguments_follow(text: str, end: int) -> bool:
+    return _ARGUMENTS.match(text, end) is not None
+
+
+def _unless_examples(spans: list[Span], text: str, ctx: Context) -> list[Span]:
+    """Without the markers inside fenced blocks when the text names call markup outside them, in inline code or
+    mid-sentence (`the model emits an extra `</function>``, `omit the initial <tool_call> tag`): a bug report or a
+    template shown to discuss the markup, not a call the model wrote. A model that leaks a call does not also
+    write about the markup in prose."""
+    fenced = [s for s in spans if _in_fence(text, s.start)]
+    if not fenced or not _names_markup(text, ctx):
+        return spans
+    return [s for s in spans if not _in_fence(text, s.start)]
+
+
+def _in_fence(text: str, at: int) -> bool:
+    return text.count("```", 0, at) % 2 == 1
+
+
+def _names_markup(text: str, ctx: Context) -> bool:
+    """Some call marker outside fenced blocks is in inline code or named mid-sentence."""
+    for marker in markers(ctx.tool_format):
+        for m in marker.pattern.finditer(text):
+            start, end = m.start(), m.end()
+            if not _in_fence(text, start) and (_in_inline_code(text, start) or mentioned(text, start, end)):
+                return True
+    return False
 
 
 MIN_QUOTE = 24

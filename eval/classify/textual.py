@@ -12,7 +12,7 @@ import re
 from itertools import islice
 from typing import Any
 
-from eval.classify.bytelevel import SUSPECT, SUSPECT_RANGE, bytelevel_spans, in_fence
+from eval.classify.bytelevel import SUSPECT, SUSPECT_RANGE, bytelevel_spans, in_fence, names_markers
 from eval.classify.charsets import may_hold
 from eval.classify.context import Context
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
@@ -149,12 +149,23 @@ def _metaspace_spans(name: str, text: str, ctx: Context) -> list[Span]:
         before = text[start - 1] if start else ""
         if (not before or before.isspace() or before in _QUOTES) and in_fence(text, start):
             continue  # a tokenizer's pieces shown as code (`▁A ▁Republican`, `'▁is'`)
+        if _named_marker(text, start, end):
+            continue  # an example of a text that discusses the marker
         if before and before in _QUOTES and text[end : end + 1] == before:
             continue  # named in a string literal (`piece.replace('▁', ' ')`), a piece shown as code (`'▁is'`)
         if _in_code_string(text, line_start, start):
             continue  # inside a string literal of code that keeps its spaces (`sp.encode("abc▁d d")`)
         spans.append(span_at(name, text, start, end, "SentencePiece word marker (U+2581) as text"))
     return spans
+
+
+def _named_marker(text: str, start: int, end: int) -> bool:
+    """In a text that names the markers (`names_markers`): inside a fenced block, or standing alone between
+    spaces (`use ▁ as space`: the marker named as a word, not written in place of one)."""
+    if not names_markers(text):
+        return False
+    alone = text[start - 1 : start] in ("", " ") and text[end : end + 1] in ("", " ")
+    return alone or in_fence(text, start)
 
 
 def _in_code_string(text: str, line_start: int, at: int) -> bool:
@@ -178,8 +189,8 @@ def _byte_token_spans(name: str, text: str, ctx: Context) -> list[Span]:
             continue  # a string literal in code that handles byte tokens
         if ctx.history.contains(m.group()):
             continue
-        if in_fence(text, start) and f"`{m.group()}`" in text:
-            continue  # the text names these tokens in inline code: its fenced block shows them as an example
+        if in_fence(text, start) and names_markers(text):
+            continue  # the text names byte tokens in inline code: its fenced block shows them as an example
         spans.append(span_at(name, text, start, end, "byte token(s) as text"))
     return spans
 

@@ -3,6 +3,7 @@
     .venv/bin/python -m eval.classify.calibrate [--corpus PATH] [--alpha 0.0002] [--write]
     .venv/bin/python -m eval.classify.calibrate --update near_duplicates   # that entry only, the others kept
     .venv/bin/python -m eval.classify.calibrate --update run_together
+    .venv/bin/python -m eval.classify.calibrate --update content_run
 
 Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
 clean replies; the `test` split is never read here) and, because those are mostly one model's agent notes, real
@@ -12,7 +13,8 @@ threshold at the value that at most `alpha` of the clean fields lie strictly bey
 share of clean fields flagged is at most 4 x alpha by construction (0.08% at the default 0.02%), and each field
 is a separate chance to be flagged.
 `--write` stores the thresholds, with the counts and the command, in eval/classify/degeneracy.json. `--update NAME`
-calibrates one statistic (`near_duplicates`, eval/classify/neardup.py, or `run_together`, eval/classify/spacing.py)
+calibrates one statistic (`near_duplicates`, eval/classify/neardup.py, `run_together`, eval/classify/spacing.py, or
+`content_run`, eval/classify/salad.py)
 on the same fields and replaces only its entry: the others stay as they were calibrated (the gettext catalogs differ
 from machine to machine).
 """
@@ -162,7 +164,28 @@ def recalibrate_run_together(texts: list[str], alpha: float) -> dict[str, Any]:
     return entry
 
 
-UPDATES = {"near_duplicates": calibrate_near_duplicates, "run_together": recalibrate_run_together}
+def calibrate_content_run(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The run of eval/classify/salad.py's `content_run` beyond which a field is salad, on the fields and the gettext
+    catalogs' pieces (label lists in a hundred languages, many of them without the function words the list knows):
+    at most `alpha` beyond it."""
+    from eval.classify.salad import READS, content_run
+
+    catalogs = catalog_pieces()
+    values = [float(content_run(t[-READS:])) for t in texts + catalogs]
+    limit = quantile_threshold(values, low_is_degenerate=False, alpha=alpha)
+    return {
+        "threshold": limit,
+        "fields_with_value": len(values),
+        "fields_flagged": sum(v > limit for v in values),
+        "source": f"the fields of `source` (dev split) and {len(catalogs)} pieces of the gettext catalogs",
+    }
+
+
+UPDATES = {
+    "near_duplicates": calibrate_near_duplicates,
+    "run_together": recalibrate_run_together,
+    "content_run": calibrate_content_run,
+}
 
 
 def update(name: str, texts: list[str], alpha: float, command: str) -> dict[str, Any]:

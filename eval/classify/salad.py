@@ -15,12 +15,18 @@ with a threshold calibrated on real clean text (`python -m eval.classify.calibra
     holds almost none. Only for fields of MIN_WORDS such words whose letters are all but ASCII (a language this list
     does not cover is mostly written with letters it does not have).
 
-`salad()` uses only `mixed_script`. `function_share` is calibrated and kept as a measured statistic, but it is off:
-over the seven held-out parts of replies from public bug reports it found 1 corrupted reply that nothing else
-found (in a part it was developed on; 0 in the parts scored once), while it made classification about 20% slower
-(114.7 s against 95.2 s of CPU for 6,000 x 50 turns, run side by side) and raised the false alarms on real
-multilingual text from 660 to 906 of 26,474 gettext catalog pieces (Xhosa, Basque, Ganda, Indonesian labels: ASCII
-languages its word list lacks). Measured 2026-12-05 with `benchmarks/bench_corpus.py --wild` (with and without it)
+  - `content_run` (1.9.0): the longest run of plain lowercase words none of which is a function word of those
+    languages, back to back on one prose line with nothing but a space between them (`crease bend shape form mold
+    cast model sculpt carve…`: a model that strings associated words without any grammar). Real sentences put a
+    function word or a punctuation mark every few words; the longest such run in the calibration text is a label
+    list in a language the word list lacks.
+
+`salad()` uses `mixed_script` and `content_run`. `function_share` is calibrated and kept as a measured statistic,
+but it is off: over the seven held-out parts of replies from public bug reports it found 1 corrupted reply that
+nothing else found (in a part it was developed on; 0 in the parts scored once), while it made classification about
+20% slower (114.7 s against 95.2 s of CPU for 6,000 x 50 turns, run side by side) and raised the false alarms on
+real multilingual text from 660 to 906 of 26,474 gettext catalog pieces (Xhosa, Basque, Ganda, Indonesian labels:
+ASCII languages its word list lacks). Measured 2026-12-05 with `benchmarks/bench_corpus.py --wild` (with and without it)
 and `--real-text`, and `benchmarks/bench_classify.py --fresh-texts`.
 """
 
@@ -30,8 +36,10 @@ import json
 import re
 from functools import cache
 
+from eval.classify.bytelevel import in_fence
 from eval.classify.charsets import may_hold
 from eval.classify.degeneracy import CALIBRATION
+from eval.classify.degeneracy import FUNCTION_WORDS as ENGLISH_FUNCTION_WORDS
 
 MIN_WORDS = 20
 MIN_LINE_WORDS = 6
@@ -136,14 +144,46 @@ def function_share(text: str) -> float | None:
     return sum(map(FUNCTION_WORDS.__contains__, " ".join(words).lower().split())) / len(words)
 
 
+# Plain lowercase words back to back, one space apart (found in C; only those stretches are then read word by word).
+# A backtick, a digit, a mark or a line break ends a stretch. The classifier reads only stretches longer than the
+# threshold (a longer run can lie in no other); the calibration reads every stretch of MIN_CONTENT_RUN words.
+MIN_CONTENT_RUN = 8
+_ALL_FUNCTION_WORDS = FUNCTION_WORDS | ENGLISH_FUNCTION_WORDS
+
+
+@cache
+def _plain_stretch(words: int) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w`'\-./])(?:[a-z]+ ){{{words - 1},}}[a-z]+")
+
+
+def content_run(text: str, min_run: int = MIN_CONTENT_RUN) -> int:
+    """The longest run of plain lowercase words that are not function words, one space apart on a prose line:
+    not in a fenced block, not on an indented line or a table row; 0 where no stretch of `min_run` plain words
+    holds one of `min_run` or more."""
+    best = 0
+    for m in _plain_stretch(min_run).finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        line_end = text.find("\n", m.end())
+        if text.startswith(("    ", "\t"), line_start) or text.count("|", line_start, line_end) >= 2:
+            continue  # an indented line (code, a quote block) or a table row
+        if in_fence(text, m.start()):
+            continue
+        run = 0
+        for word in m.group().split(" "):
+            run = 0 if word in _ALL_FUNCTION_WORDS else run + 1
+            best = max(best, run)
+    return best if best >= min_run else 0
+
+
 @cache
 def thresholds() -> dict[str, float]:
-    """The calibrated thresholds (degeneracy.json): more than `mixed_script` such words, or a `function_share`
-    below its threshold, is salad. Missing entries never fire."""
+    """The calibrated thresholds (degeneracy.json): more than `mixed_script` such words, a `content_run` longer than
+    its threshold, or a `function_share` below its threshold, is salad. Missing entries never fire."""
     data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
     mixed = data.get("mixed_script", {}).get("threshold", float("inf"))
     share = data.get("function_share", {}).get("threshold", -1.0)
-    return {"mixed_script": float(mixed), "function_share": float(share)}
+    run = data.get("content_run", {}).get("threshold", float("inf"))
+    return {"mixed_script": float(mixed), "function_share": float(share), "content_run": float(run)}
 
 
 def salad(text: str) -> str | None:
@@ -153,4 +193,7 @@ def salad(text: str) -> str | None:
     mixed = mixed_script_words(tail)
     if mixed > limits["mixed_script"]:
         return f"word salad: {mixed} words mix two alphabets (beyond {limits['mixed_script']:.3g})"
+    longer = int(limits["content_run"]) + 1  # a run of that many words needs as many spaces
+    if tail.count(" ") >= longer and (run := content_run(tail, longer)) > limits["content_run"]:
+        return f"word salad: {run} words in a row without a function word (beyond {limits['content_run']:.3g})"
     return None  # function_share is measured but off (module docstring)

@@ -5,6 +5,8 @@ Every example is written for these tests (no third-party text)."""
 
 from __future__ import annotations
 
+import pytest
+
 from eval.classify import ToolSpec
 from tests.unit.classify.helpers import labels, message
 
@@ -104,3 +106,50 @@ def test_a_harmony_recipient_named_in_a_sentence_stays_clean():
         "A header such as commentary to=functions.lookup_forecast tells the server who receives it.",
     ):
         assert "leaked_tool_xml" not in labels(message(content), "auto")
+
+
+# --- content_run: words strung together without any grammar --------------------------------------------------
+
+CHAIN = (
+    "walk stroll wander roam drift float glide slide slip trip stumble fall drop sink dive plunge soak drench "
+    "flow spill splash ripple wave"
+)
+
+
+def test_a_long_chain_of_associated_words_is_salad():
+    assert "degenerate_repetition" in labels(message(CHAIN), "auto")
+    assert "degenerate_repetition" in labels(message("Here is the plan for the release.\n\n" + CHAIN + "…"), "auto")
+    assert "degenerate_repetition" in labels(message("", reasoning=CHAIN), "auto")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # long lowercase sentences hold function words every few words
+        "i think the simplest fix is to read the config once at startup and pass it down to every worker that "
+        "needs it instead of reading it again in each request handler",
+        # German and Spanish prose: their function words are in the list
+        "wir haben die neue version heute installiert und sie läuft ohne probleme auf allen servern im rechenzentrum",
+        "el servidor responde con un error cuando la petición no tiene cabecera de autorización y eso es correcto",
+        # keywords with commas, a chain in inline code, code in a fence, an indented line, a table row
+        "tags: apple, banana, cherry, grape, lemon, mango, orange, peach, pear, plum, berry, melon, kiwi, lime",
+        "Run `make build test lint format check release upload publish deploy verify notify tag push` once.",
+        "```\nwalk stroll wander roam drift float glide slide slip trip stumble fall drop sink dive plunge\n```",
+        "Example:\n\n    walk stroll wander roam drift float glide slide slip trip stumble fall drop sink dive plunge",
+        "| a | walk stroll wander roam drift float glide slide slip trip stumble fall drop sink dive plunge |",
+    ],
+)
+def test_prose_code_and_lists_are_not_word_chains(content):
+    assert "degenerate_repetition" not in labels(message(content), "auto")
+
+
+def test_content_run_is_the_longest_run_of_plain_non_function_words():
+    from eval.classify.salad import content_run, thresholds
+
+    assert thresholds()["content_run"] >= 8  # calibrated (degeneracy.json), not chosen
+    assert content_run(CHAIN) == len(CHAIN.split())
+    assert content_run(CHAIN, 15) == len(CHAIN.split())  # the classifier reads only stretches above the threshold
+    assert content_run("the walk stroll wander roam drift float glide slide of the", 15) == 0
+    assert content_run("the walk stroll wander roam drift float glide slide of the") == 8
+    assert content_run("walk stroll wander roam drift float glide") == 0  # shorter than a stretch: not read
+    assert content_run("walk stroll wander, roam drift float glide slide slip") == 0  # a comma ends a stretch

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import islice
 
 from eval.classify.model import MAX_SPANS, Span, span_at
 
@@ -219,6 +220,26 @@ def _quoted_in_fence(text: str, start: int, word: str) -> bool:
 def in_fence(text: str, at: int) -> bool:
     """Position `at` of `text` lies inside a fenced code block (an odd number of fence lines before it)."""
     return ("```" in text or "~~~" in text) and len(_FENCE_LINE.findall(text, 0, at)) % 2 == 1
+
+
+# UTF-8 of CJK read as Latin-1 by a page or a client that then drops the C1 controls (bytes 0x80-0x9F): what is left
+# of each character is its lead byte, a letter à-ï, and maybe a sign of U+00A0-U+00BF (`私` E7 A7 81 -> `ç§`, `ぞ`
+# E3 81 9E -> `ã`). Standing between CJK characters (`こんにちは！ç§の名前`: the characters around decoded right),
+# such a remnant has no other reading: no language writes à-ï glued between ideographs or kana. Counted from two.
+_CJK_CLASS = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+_DROPPED_C1 = re.compile(f"(?<=[{_CJK_CLASS}])(?:[\u00e0-\u00ef][\u00a0-\u00bf]{{0,2}})+(?=[{_CJK_CLASS}])")
+DROPPED_C1_MIN = 2
+LEAD_BYTE = re.compile("[\u00e0-\u00ef]")  # the fast path: a text without these holds no such remnant
+LEAD_BYTE_RANGE = (0xE0, 0xEF)  # the code points LEAD_BYTE spans (eval.classify.charsets prefilter)
+
+
+def dropped_c1_spans(fieldname: str, text: str) -> list[Span]:
+    """Remnants of CJK mojibake whose C1 bytes were dropped, where there are DROPPED_C1_MIN or more."""
+    found = list(islice(_DROPPED_C1.finditer(text), MAX_SPANS))
+    if len(found) < DROPPED_C1_MIN:
+        return []
+    why = "UTF-8 of CJK read as Latin-1, its C1 bytes dropped"
+    return [span_at(fieldname, text, m.start(), m.end(), why) for m in found]
 
 
 # A text that names a tokenizer's markers in inline code (`` `Ġ` ``, `` `▁Once` ``) or by code point (`U+0120`)

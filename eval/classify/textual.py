@@ -12,7 +12,16 @@ import re
 from itertools import islice
 from typing import Any
 
-from eval.classify.bytelevel import SUSPECT, SUSPECT_RANGE, bytelevel_spans, in_fence, names_markers
+from eval.classify.bytelevel import (
+    LEAD_BYTE,
+    LEAD_BYTE_RANGE,
+    SUSPECT,
+    SUSPECT_RANGE,
+    bytelevel_spans,
+    dropped_c1_spans,
+    in_fence,
+    names_markers,
+)
 from eval.classify.charsets import may_hold
 from eval.classify.context import Context
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
@@ -105,6 +114,8 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
             continue
         if may_hold(text, *SUSPECT_RANGE) and SUSPECT.search(text) is not None:
             spans.extend(s for s in bytelevel_spans(name, text) if not ctx.history.contains(s.text))
+        if may_hold(text, *LEAD_BYTE_RANGE) and LEAD_BYTE.search(text) is not None:
+            spans.extend(s for s in dropped_c1_spans(name, text) if not _copied_window(text, s.start, s.end, ctx))
         if "\u2581" in text:
             spans.extend(_metaspace_spans(name, text, ctx))
         if _has_surrogate(text):

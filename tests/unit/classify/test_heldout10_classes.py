@@ -153,3 +153,44 @@ def test_content_run_is_the_longest_run_of_plain_non_function_words():
     assert content_run("the walk stroll wander roam drift float glide slide of the") == 8
     assert content_run("walk stroll wander roam drift float glide") == 0  # shorter than a stretch: not read
     assert content_run("walk stroll wander, roam drift float glide slide slip") == 0  # a comma ends a stretch
+
+
+# --- CJK mojibake whose C1 bytes were dropped -----------------------------------------------------------------
+
+
+def _dropped_c1(text: str) -> str:
+    """`text`'s UTF-8 read as Latin-1, the C1 controls (0x80-0x9F) dropped, for the characters marked with `*`."""
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "*":
+            continue
+        if text[i + 1 : i + 2] == "*":
+            out.append("".join(chr(b) for b in ch.encode("utf-8") if not 0x80 <= b <= 0x9F))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def test_cjk_characters_reduced_to_their_lead_bytes_are_mojibake():
+    texts = (
+        "今天我们去*公园，明天去*学校。",
+        "はい、私*の名前はアイです。どう*ぞよろしく。",
+        "오늘은안*녕하고내일도안*녕",
+    )
+    for text in texts:
+        broken = _dropped_c1(text)
+        assert broken != text.replace("*", "")
+        assert "byte_piece" in labels(message(broken), "auto"), broken
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "ポケモンカードとPokémonの話です。カフェ・café で会いましょう。",  # accented Latin inside Latin words
+        "这个字读作是shì，那个读作bà。",  # pinyin glued to a Latin letter
+        "今天去*公园。",  # one remnant alone
+        "我们说：à la carte 的意思是单点。",  # a French phrase set off by spaces
+    ],
+)
+def test_accented_latin_beside_cjk_is_not_mojibake(content):
+    assert "byte_piece" not in labels(message(_dropped_c1(content)), "auto")

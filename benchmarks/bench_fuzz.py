@@ -337,15 +337,17 @@ def _append(out: Path, row: dict[str, Any]) -> None:
 
 
 def _coverage(args: argparse.Namespace, file: str) -> list[str]:
-    """Overrides that run coverage.py inside the measured cohorts of `file` (bench_coverage's hook and rc)."""
+    """Overrides that run coverage.py inside the measured cohorts of `file` (bench_coverage's hook and rc); the
+    cohorts are those of the file after the -c overrides, so a cohort added by `-c matrix.cohorts.N=...` can be
+    measured."""
     if not args.coverage_id or not args.measure:
         return []
     import os
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from benchmarks.bench_coverage import ROOT, ensure_lib, load_matrix, site_packages, write_rc
+    from benchmarks.bench_coverage import ROOT, cohort_names, ensure_lib, site_packages, write_rc
 
-    names = [c["name"] for c in load_matrix(file)]
+    names = cohort_names(file, args.overrides)
     measured = [n for n in args.measure if n in names]
     if not measured:
         return []
@@ -387,6 +389,14 @@ def main() -> None:
     for spec in args.also:
         file, ref, cohorts, *ctl = spec.split(":")
         specs.append((file, ref, cohorts.split(","), ctl[0] if ctl else None))
+    if args.coverage_id and args.measure:  # a --measure name no file has would measure nothing, silently
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from benchmarks.bench_coverage import cohort_names
+
+        known = {n for f, *_ in specs for n in cohort_names(f, args.overrides)}
+        if missing := [n for n in args.measure if n not in known]:
+            files = [f for f, *_ in specs]
+            raise SystemExit(f"--measure {missing}: no such cohort in {files} (after the -c overrides)")
     groups = [_group(f, r, cs, ctl, [*args.overrides, *_coverage(args, f)]) for f, r, cs, ctl in specs]
     if sum(len({g.reference, *g.cohorts, *([g.control] if g.control else [])}) for g in groups) > 4:
         raise SystemExit("at most 4 vLLM servers per command")

@@ -4,6 +4,7 @@
     .venv/bin/python -m eval.classify.calibrate --update near_duplicates   # that entry only, the others kept
     .venv/bin/python -m eval.classify.calibrate --update run_together
     .venv/bin/python -m eval.classify.calibrate --update content_run
+    .venv/bin/python -m eval.classify.calibrate --update midsentence_marks
 
 Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
 clean replies; the `test` split is never read here) and, because those are mostly one model's agent notes, real
@@ -14,7 +15,7 @@ share of clean fields flagged is at most 4 x alpha by construction (0.08% at the
 is a separate chance to be flagged.
 `--write` stores the thresholds, with the counts and the command, in eval/classify/degeneracy.json. `--update NAME`
 calibrates one statistic (`near_duplicates`, eval/classify/neardup.py, `run_together`, eval/classify/spacing.py, or
-`content_run`, eval/classify/salad.py)
+`content_run` and `midsentence_marks`, eval/classify/salad.py)
 on the same fields and replaces only its entry: the others stay as they were calibrated (the gettext catalogs differ
 from machine to machine).
 """
@@ -181,10 +182,27 @@ def calibrate_content_run(texts: list[str], alpha: float) -> dict[str, Any]:
     }
 
 
+def calibrate_midsentence_marks(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The count of eval/classify/salad.py's `midsentence_marks` beyond which a field is salad, on the fields and the
+    gettext catalogs' pieces: at most `alpha` beyond it."""
+    from eval.classify.salad import READS, midsentence_marks
+
+    catalogs = catalog_pieces()
+    values = [float(midsentence_marks(t[-READS:])) for t in texts + catalogs]
+    limit = quantile_threshold(values, low_is_degenerate=False, alpha=alpha)
+    return {
+        "threshold": limit,
+        "fields_with_value": len(values),
+        "fields_flagged": sum(v > limit for v in values),
+        "source": f"the fields of `source` (dev split) and {len(catalogs)} pieces of the gettext catalogs",
+    }
+
+
 UPDATES = {
     "near_duplicates": calibrate_near_duplicates,
     "run_together": recalibrate_run_together,
     "content_run": calibrate_content_run,
+    "midsentence_marks": calibrate_midsentence_marks,
 }
 
 

@@ -16,18 +16,23 @@ with a threshold calibrated on real clean text (`python -m eval.classify.calibra
     does not cover is mostly written with letters it does not have).
 
   - `content_run` (1.9.0): the longest run of plain lowercase words none of which is a function word of those
-    languages, back to back on one prose line with nothing but a space between them (`crease bend shape form mold
-    cast model sculpt carve…`: a model that strings associated words without any grammar). Real sentences put a
+    languages, back to back on one prose line with nothing but a space between them (`walk stroll wander roam drift
+    float glide slide…`: a model that strings associated words without any grammar). Real sentences put a
     function word or a punctuation mark every few words; the longest such run in the calibration text is a label
     list in a language the word list lacks.
 
-`salad()` uses `mixed_script` and `content_run`. `function_share` is calibrated and kept as a measured statistic,
-but it is off: over the seven held-out parts of replies from public bug reports it found 1 corrupted reply that
-nothing else found (in a part it was developed on; 0 in the parts scored once), while it made classification about
-20% slower (114.7 s against 95.2 s of CPU for 6,000 x 50 turns, run side by side) and raised the false alarms on
-real multilingual text from 660 to 906 of 26,474 gettext catalog pieces (Xhosa, Basque, Ganda, Indonesian labels:
-ASCII languages its word list lacks). Measured 2026-12-05 with `benchmarks/bench_corpus.py --wild` (with and without it)
-and `--real-text`, and `benchmarks/bench_classify.py --fresh-texts`.
+  - `midsentence_marks` (1.9.0): how many times a word is followed by `!` or `?` and then, after a space, by a
+    lowercase word (`Sure!! I! will! check! the! logs!`: a broken model that sprinkles a mark after its
+    words). A sentence mark ends a sentence, and the next one starts with a capital; real text does this once
+    in a while (`wow! that works`), not after word upon word.
+
+`salad()` uses `mixed_script`, `content_run` and `midsentence_marks`. `function_share` is calibrated and kept as a
+measured statistic, but it is off: over the seven held-out parts of replies from public bug reports it found 1
+corrupted reply that nothing else found (in a part it was developed on; 0 in the parts scored once), while it made
+classification about 20% slower (114.7 s against 95.2 s of CPU for 6,000 x 50 turns, run side by side) and raised
+the false alarms on real multilingual text from 660 to 906 of 26,474 gettext catalog pieces (Xhosa, Basque, Ganda,
+Indonesian labels: ASCII languages its word list lacks). Measured 2026-12-05 with `benchmarks/bench_corpus.py
+--wild` (with and without it) and `--real-text`, and `benchmarks/bench_classify.py --fresh-texts`.
 """
 
 from __future__ import annotations
@@ -175,15 +180,32 @@ def content_run(text: str, min_run: int = MIN_CONTENT_RUN) -> int:
     return best if best >= min_run else 0
 
 
+_MARK_THEN_WORD = re.compile(r"(?<=[^\W\d_])[!?]+ ([^\W\d_])")
+
+
+def midsentence_marks(text: str) -> int:
+    """How many `!` or `?` runs right after a letter are followed by a space and a lowercase letter."""
+    if "! " not in text and "? " not in text:
+        return 0
+    return sum(m.group(1).islower() for m in _MARK_THEN_WORD.finditer(text))
+
+
 @cache
 def thresholds() -> dict[str, float]:
     """The calibrated thresholds (degeneracy.json): more than `mixed_script` such words, a `content_run` longer than
-    its threshold, or a `function_share` below its threshold, is salad. Missing entries never fire."""
+    its threshold, more `midsentence_marks`, or a `function_share` below its threshold, is salad. Missing entries
+    never fire."""
     data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
     mixed = data.get("mixed_script", {}).get("threshold", float("inf"))
     share = data.get("function_share", {}).get("threshold", -1.0)
     run = data.get("content_run", {}).get("threshold", float("inf"))
-    return {"mixed_script": float(mixed), "function_share": float(share), "content_run": float(run)}
+    marks = data.get("midsentence_marks", {}).get("threshold", float("inf"))
+    return {
+        "mixed_script": float(mixed),
+        "function_share": float(share),
+        "content_run": float(run),
+        "midsentence_marks": float(marks),
+    }
 
 
 def salad(text: str) -> str | None:
@@ -196,4 +218,7 @@ def salad(text: str) -> str | None:
     longer = int(limits["content_run"]) + 1  # a run of that many words needs as many spaces
     if tail.count(" ") >= longer and (run := content_run(tail, longer)) > limits["content_run"]:
         return f"word salad: {run} words in a row without a function word (beyond {limits['content_run']:.3g})"
+    if (marks := midsentence_marks(tail)) > limits["midsentence_marks"]:
+        why = f"word salad: {marks} marks in mid-sentence (beyond {limits['midsentence_marks']:.3g})"
+        return why
     return None  # function_share is measured but off (module docstring)

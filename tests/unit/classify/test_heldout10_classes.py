@@ -194,3 +194,25 @@ def test_cjk_characters_reduced_to_their_lead_bytes_are_mojibake():
 )
 def test_accented_latin_beside_cjk_is_not_mojibake(content):
     assert "byte_piece" not in labels(message(_dropped_c1(content)), "auto")
+
+
+# --- midsentence_marks: a mark sprinkled after word upon word ---------------------------------------------------
+
+
+def test_marks_after_word_upon_word_are_salad():
+    for content in ("Sure!! I! will! check! the! logs! now!", "Okay? let? me? look? at? the? file?"):
+        assert "degenerate_repetition" in labels(message(content), "auto"), content
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Wow! that works now. Great! Let me also run the tests.",
+        "¡Hola! ¿Cómo estás? Bien, gracias. ¿Y tú?",
+        "Is it ready? yes, the build passed. Anything else? no.",  # two, below the calibrated count
+        "```sh\necho hi! there && echo why? not\n```\nDone! The script ran.",
+        "if (!ready) { return x != y ? a : b; }",
+    ],
+)
+def test_ordinary_exclamations_and_questions_are_not_salad(content):
+    assert "degenerate_repetition" not in labels(message(content), "auto")

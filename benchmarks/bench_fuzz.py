@@ -120,9 +120,12 @@ def fuzz_seed(
     catches: list[dict[str, Any]] = []
     control_fails: list[Finding] = []
     seen: dict[str, list[ProbeRecord]] = {"cohort": [], "reference": [], "control": []}
+    sent: Counter[str] = Counter()  # requests per feature tag (the part before `=` / `:`), what the run exercised
     while time.monotonic() - t0 < budget:
         case = resolved(generate_case(gen, seed, cases), ref_url, model)
         cases += 1
+        for r in case.requests:
+            sent.update({t.split("=")[0].split(":")[0] for t in r.features})
         salt = uuid.uuid4().hex
         ref = run_case_salted(case, ref_url, model, salt, "reference")
         mine = run_case_salted(case, cohort_url, model, salt, "cohort")
@@ -185,6 +188,7 @@ def fuzz_seed(
         "fail_reasons": sorted({f"{f.role}: {f.oracle}: {f.reason[:90]}" for f in fails})[:6],
         "failing_cases_json": [c.model_dump(mode="json") for c in failing],
         "rescore": {side: rescore_stats(recs) for side, recs in seen.items() if recs},
+        "features": dict(sorted(sent.items())),
         "wall_s": round(time.monotonic() - t0, 1),
     }
 

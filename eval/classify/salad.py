@@ -43,7 +43,7 @@ from functools import cache
 
 from eval.classify.bytelevel import in_fence
 from eval.classify.charsets import may_hold
-from eval.classify.degeneracy import CALIBRATION
+from eval.classify.degeneracy import CALIBRATION, prose
 from eval.classify.degeneracy import FUNCTION_WORDS as ENGLISH_FUNCTION_WORDS
 
 MIN_WORDS = 20
@@ -180,14 +180,26 @@ def content_run(text: str, min_run: int = MIN_CONTENT_RUN) -> int:
     return best if best >= min_run else 0
 
 
-_MARK_THEN_WORD = re.compile(r"(?<=[^\W\d_])[!?]+ ([^\W\d_])")
+_MARK_THEN_WORD = re.compile(r"(?<=[^\W\d_]{2})[!?]+ ([^\W\d_])")
 
 
-def midsentence_marks(text: str) -> int:
-    """How many `!` or `?` runs right after a letter are followed by a space and a lowercase letter."""
+def midsentence_marks(text: str, limit: float = -1.0) -> int:
+    """The most `!` or `?` runs on one prose line (eval/classify/degeneracy.py's `prose`: not code, a log or a
+    table, where the marks are operators and pattern syntax) that follow a word of two letters or more and are
+    followed by a space and a lowercase word of the same alphabet (not a label's `!` before a name in another
+    script). With `limit`, a text whose answer is at most `limit` may return early with a value <= `limit`."""
     if "! " not in text and "? " not in text:
         return 0
-    return sum(m.group(1).islower() for m in _MARK_THEN_WORD.finditer(text))
+    if limit >= 0 and sum(1 for _ in _MARK_THEN_WORD.finditer(text)) <= limit:
+        return 0  # no line can hold more than the whole text
+    return max(map(_marks_of, prose(text, len(text)).split("\n")))
+
+
+def _marks_of(line: str) -> int:
+    return sum(
+        m.group(1).islower() and _script(line[m.start() - 1]) == _script(m.group(1)) != 0
+        for m in _MARK_THEN_WORD.finditer(line)
+    )
 
 
 @cache
@@ -218,7 +230,7 @@ def salad(text: str) -> str | None:
     longer = int(limits["content_run"]) + 1  # a run of that many words needs as many spaces
     if tail.count(" ") >= longer and (run := content_run(tail, longer)) > limits["content_run"]:
         return f"word salad: {run} words in a row without a function word (beyond {limits['content_run']:.3g})"
-    if (marks := midsentence_marks(tail)) > limits["midsentence_marks"]:
+    if (marks := midsentence_marks(tail, limits["midsentence_marks"])) > limits["midsentence_marks"]:
         why = f"word salad: {marks} marks in mid-sentence (beyond {limits['midsentence_marks']:.3g})"
         return why
     return None  # function_share is measured but off (module docstring)

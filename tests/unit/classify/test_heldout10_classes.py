@@ -202,6 +202,16 @@ def test_accented_latin_beside_cjk_is_not_mojibake(content):
 def test_marks_after_word_upon_word_are_salad():
     for content in ("Sure!! I! will! check! the! logs! now!", "Okay? let? me? look? at? the? file?"):
         assert "degenerate_repetition" in labels(message(content), "auto"), content
+    assert "degenerate_repetition" in labels(message("", reasoning="Hmm, the! user! wants! a! list!"), "auto")
+
+
+def test_midsentence_marks_counts_one_line_of_prose():
+    from eval.classify.salad import midsentence_marks
+
+    assert midsentence_marks("Sure!! I! will! check! the! logs! now!") == 4  # `I!` is one letter, `Sure!! I` a capital
+    assert midsentence_marks("Is it ready? yes, it is.\nIs it done? yes, it is.") == 1
+    assert midsentence_marks("```\nwill! check! the! logs! now\n```") == 0  # code is not prose
+    assert midsentence_marks("Sure! Let me check.", limit=1.0) == 0
 
 
 @pytest.mark.parametrize(
@@ -209,7 +219,8 @@ def test_marks_after_word_upon_word_are_salad():
     [
         "Wow! that works now. Great! Let me also run the tests.",
         "¡Hola! ¿Cómo estás? Bien, gracias. ¿Y tú?",
-        "Is it ready? yes, the build passed. Anything else? no.",  # two, below the calibrated count
+        "Is it ready? yes, the build passed.\nAnything else? no, that is all.",  # one a line
+        "Achtung! 설정이 바뀌었습니다. 주의! make sure to restart",  # a mark before another alphabet's word
         "```sh\necho hi! there && echo why? not\n```\nDone! The script ran.",
         "if (!ready) { return x != y ? a : b; }",
     ],

@@ -11,7 +11,7 @@ import re
 from eval.canary.fuzz.case import Case, TimedRequest
 from eval.canary.fuzz.derive import _bad_word, _regex, _stop, regex_literal
 from eval.canary.fuzz.generate import GenContext, generate_case
-from eval.canary.fuzz.oracles import default_oracles, judge_request
+from eval.canary.fuzz.oracles import StructuredOracle, default_oracles, judge_request
 from eval.canary.fuzz.shrink import shrink
 from eval.canary.fuzz.space import space_from_openapi
 from eval.canary.prompts import PromptBook
@@ -95,6 +95,21 @@ def test_a_server_that_is_already_gone_is_infra_not_a_crash_of_its_build() -> No
     assert _failed(refused, _rec()) == []
     killed = _rec(output_token_ids=None, infra_error='HTTP 500: {"error":{"message":"","type":"InternalServerError"}}')
     assert _failed(killed, _rec()) == ["crash"]  # the request that killed it, where the reference answered
+
+
+def test_a_control_character_the_grammar_admits_is_valid_json_output() -> None:
+    """xgrammar compiles a JSON-schema string with maxLength to a class without the control-character exclusion,
+    so a sampled draw may put a raw control character in it (a clean bf16 control did); strict json.loads would
+    call that "not JSON". A real schema violation still fails."""
+    props = {"command": {"type": "string", "maxLength": 12}, "count": {"type": "integer"}}
+    schema = {"type": "object", "properties": props, "required": ["command", "count"], "additionalProperties": False}
+    params = {"max_tokens": 32, "temperature": 1.0,
+              "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": schema}}}  # fmt: skip
+    ok = _rec(output_text='{"command":\t"}x\x15",\t\r\n "count":4\n}', params=params)
+    judged = StructuredOracle().judge(None, ok, _rec(params=params))
+    assert judged is not None and not judged.failed
+    bad = StructuredOracle().judge(None, _rec(output_text='{"command": "x", "count": "4"}', params=params), None)
+    assert bad is not None and bad.failed and "wrong type ['count']" in bad.reason
 
 
 def test_count_finish_reason_and_usage_are_compared() -> None:

@@ -153,6 +153,7 @@ def function_share(text: str) -> float | None:
 # A backtick, a digit, a mark or a line break ends a stretch. The classifier reads only stretches longer than the
 # threshold (a longer run can lie in no other); the calibration reads every stretch of MIN_CONTENT_RUN words.
 MIN_CONTENT_RUN = 8
+CONTENT_READS = 1024  # a chain runs to the end, as a loop does: the last characters (the statistics read as many)
 _ALL_FUNCTION_WORDS = FUNCTION_WORDS | ENGLISH_FUNCTION_WORDS
 
 
@@ -163,14 +164,17 @@ def _plain_stretch(words: int) -> re.Pattern[str]:
 
 def content_run(text: str, min_run: int = MIN_CONTENT_RUN) -> int:
     """The longest run of plain lowercase words that are not function words, one space apart on a prose line:
-    not in a fenced block, not on an indented line or a table row; 0 where no stretch of `min_run` plain words
-    holds one of `min_run` or more."""
+    not in a fenced block or inline code, not on an indented line or a table row; 0 where no stretch of `min_run`
+    plain words holds one of `min_run` or more. Reads the last CONTENT_READS characters."""
+    text = text[-CONTENT_READS:]
     best = 0
     for m in _plain_stretch(min_run).finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         line_end = text.find("\n", m.end())
         if text.startswith(("    ", "\t"), line_start) or text.count("|", line_start, line_end) >= 2:
             continue  # an indented line (code, a quote block) or a table row
+        if text.count("`", line_start, m.start()) % 2 == 1:
+            continue  # inside inline code (`make build test lint …`)
         if in_fence(text, m.start()):
             continue
         run = 0

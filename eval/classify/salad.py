@@ -43,7 +43,7 @@ from functools import cache
 
 from eval.classify.bytelevel import in_fence
 from eval.classify.charsets import may_hold
-from eval.classify.degeneracy import CALIBRATION, prose
+from eval.classify.degeneracy import CALIBRATION, _prose_line
 from eval.classify.degeneracy import FUNCTION_WORDS as ENGLISH_FUNCTION_WORDS
 
 MIN_WORDS = 20
@@ -153,8 +153,33 @@ def function_share(text: str) -> float | None:
 # A backtick, a digit, a mark or a line break ends a stretch. The classifier reads only stretches longer than the
 # threshold (a longer run can lie in no other); the calibration reads every stretch of MIN_CONTENT_RUN words.
 MIN_CONTENT_RUN = 8
-CONTENT_READS = 1024  # a chain runs to the end, as a loop does: the last characters (the statistics read as many)
+CONTENT_READS = 512  # a chain runs to the end: its last words (the statistics read the tokens of as many characters)
 _ALL_FUNCTION_WORDS = FUNCTION_WORDS | ENGLISH_FUNCTION_WORDS
+# Bytes that are not a lowercase ASCII letter or a space become a newline: the pieces between are the stretches.
+_STRETCH_BYTES = bytes(c if 97 <= c <= 122 or c == 32 else 10 for c in range(256))
+_LOWERCASE = bytes(range(97, 123))
+
+
+_FUNCTION_WORD_BYTES = frozenset(w.encode() for w in _ALL_FUNCTION_WORDS if w.isascii())
+
+
+def _run_bound(window: str, min_run: int) -> int:
+    """At least `content_run`'s value over `window` where that value is `min_run` or more: the longest run of plain
+    non-function words in the stretches of `min_run` words or more, without the tests of where a stretch stands.
+    The stretches are found on bytes in C; only those are read word by word."""
+    raw = window.encode("utf-8", "surrogatepass")
+    if b" " * (min_run - 1) not in raw.translate(_STRETCH_BYTES, _LOWERCASE):
+        return 0  # no stretch of min_run plain words at all: their letters deleted, its spaces would stand together
+    stretches = raw.translate(_STRETCH_BYTES).split(b"\n")
+    best = 0
+    for stretch in stretches:
+        if stretch.count(b" ") < min_run - 1:
+            continue
+        run = 0
+        for word in stretch.split(b" "):
+            run = run + 1 if word and word not in _FUNCTION_WORD_BYTES else 0
+            best = max(best, run)
+    return best
 
 
 @cache
@@ -163,12 +188,14 @@ def _plain_stretch(words: int) -> re.Pattern[str]:
 
 
 def content_run(text: str, min_run: int = MIN_CONTENT_RUN) -> int:
-    """The longest run of plain lowercase words that are not function words, one space apart on a prose line:
-    not in a fenced block or inline code, not on an indented line or a table row; 0 where no stretch of `min_run`
-    plain words holds one of `min_run` or more. Reads the last CONTENT_READS characters."""
-    text = text[-CONTENT_READS:]
+    """The longest run of plain lowercase words that are not function words, one space apart on a prose line, in the
+    last CONTENT_READS characters of `text`: not in a fenced block (of `text`) or inline code, not on an indented line
+    or a table row; 0 where no stretch of `min_run` plain words holds one of `min_run` or more."""
+    start = max(0, len(text) - CONTENT_READS)
+    if _run_bound(text[start:], min_run) < min_run:
+        return 0  # no run that long even without the line, fence and inline-code tests (most fields stop here)
     best = 0
-    for m in _plain_stretch(min_run).finditer(text):
+    for m in _plain_stretch(min_run).finditer(text, start):
         line_start = text.rfind("\n", 0, m.start()) + 1
         line_end = text.find("\n", m.end())
         if text.startswith(("    ", "\t"), line_start) or text.count("|", line_start, line_end) >= 2:
@@ -184,26 +211,35 @@ def content_run(text: str, min_run: int = MIN_CONTENT_RUN) -> int:
     return best if best >= min_run else 0
 
 
-_MARK_THEN_WORD = re.compile(r"(?<=[^\W\d_]{2})[!?]+ ([^\W\d_])")
+MARKS_READS = 1024  # a model that sprinkles marks does so to the end: the last characters
+_MARK_THEN_WORD = re.compile(r"[!?]+ ([^\W\d_])")
 
 
 def midsentence_marks(text: str, limit: float = -1.0) -> int:
-    """The most `!` or `?` runs on one prose line (eval/classify/degeneracy.py's `prose`: not code, a log or a
-    table, where the marks are operators and pattern syntax) that follow a word of two letters or more and are
-    followed by a space and a lowercase word of the same alphabet (not a label's `!` before a name in another
-    script). With `limit`, a text whose answer is at most `limit` may return early with a value <= `limit`."""
-    if "! " not in text and "? " not in text:
+    """The most `!` or `?` runs on one prose line of the last MARKS_READS characters (eval/classify/degeneracy.py's
+    prose test: not code, a log or a table, where the marks are operators and pattern syntax; not in a fenced block)
+    that follow a word of two letters or more and are followed by a space and a lowercase word of the same alphabet
+    (not a label's `!` before a name in another script). With `limit`, lines with at most `limit` such marks are not
+    read (a value <= `limit` is returned for a text without a line beyond it)."""
+    start = max(0, len(text) - MARKS_READS)
+    if text.find("! ", start) < 0 and text.find("? ", start) < 0:
         return 0
-    if limit >= 0 and sum(1 for _ in _MARK_THEN_WORD.finditer(text)) <= limit:
-        return 0  # no line can hold more than the whole text
-    return max(map(_marks_of, prose(text, len(text)).split("\n")))
-
-
-def _marks_of(line: str) -> int:
-    return sum(
-        m.group(1).islower() and _script(line[m.start() - 1]) == _script(m.group(1)) != 0
-        for m in _MARK_THEN_WORD.finditer(line)
-    )
+    per_line: dict[int, int] = {}
+    for m in _MARK_THEN_WORD.finditer(text, start):
+        before = text[m.start() - 2 : m.start()]
+        after = m.group(1)
+        if after.islower() and len(before) == 2 and before.isalpha() and _script(before[1]) == _script(after) != 0:
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            per_line[line_start] = per_line.get(line_start, 0) + 1
+    best = 0
+    for line_start, count in per_line.items():
+        if count <= max(limit, best):
+            continue
+        line_end = text.find("\n", line_start)
+        line = text[line_start : len(text) if line_end < 0 else line_end]
+        if not in_fence(text, line_start) and _prose_line(line) is not None:
+            best = count
+    return best
 
 
 @cache
@@ -232,7 +268,7 @@ def salad(text: str) -> str | None:
     if mixed > limits["mixed_script"]:
         return f"word salad: {mixed} words mix two alphabets (beyond {limits['mixed_script']:.3g})"
     longer = int(limits["content_run"]) + 1  # a run of that many words needs as many spaces
-    if tail.count(" ") >= longer and (run := content_run(tail, longer)) > limits["content_run"]:
+    if (run := content_run(tail, longer)) > limits["content_run"]:
         return f"word salad: {run} words in a row without a function word (beyond {limits['content_run']:.3g})"
     if (marks := midsentence_marks(tail, limits["midsentence_marks"])) > limits["midsentence_marks"]:
         why = f"word salad: {marks} marks in mid-sentence (beyond {limits['midsentence_marks']:.3g})"

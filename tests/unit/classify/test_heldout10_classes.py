@@ -227,3 +227,19 @@ def test_midsentence_marks_counts_one_line_of_prose():
 )
 def test_ordinary_exclamations_and_questions_are_not_salad(content):
     assert "degenerate_repetition" not in labels(message(content), "auto")
+
+
+def test_content_run_reads_the_end_and_knows_fences_opened_before_it():
+    from eval.classify.salad import CONTENT_READS, content_run
+
+    filler = "Some setup text for the example follows here.\n" * (CONTENT_READS // 40 + 2)
+    assert content_run(filler + CHAIN) == len(CHAIN.split())
+    assert content_run(CHAIN + "\n" + filler) == 0  # a chain no longer at the end is not read
+    assert content_run("```\n" + filler + CHAIN + "\n```") == 0  # the fence opened before the window
+
+
+def test_the_run_bound_is_never_below_the_run():
+    from eval.classify.salad import _run_bound, content_run
+
+    for text in (CHAIN, "the " + CHAIN + " of the", "Tags. " + CHAIN, CHAIN.replace(" flow ", " flow, ")):
+        assert _run_bound(text, 8) >= content_run(text, 8)

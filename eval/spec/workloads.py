@@ -19,8 +19,8 @@ AGENT_TOOLS = ("bash", "submit")
 FEEDBACK_KINDS = ("no_tool_call", "malformed_arguments", "missing_command", "unknown_tool")
 FEEDBACK_PLACEHOLDERS = ("name", "detail", "tools")
 
-# The fuzz generator's feature tags (eval/canary/fuzz/generate.py FEATURES implements them; a unit test keeps the
-# two in step), checked here so that a misspelt `fuzz_exclude` entry fails when the file loads.
+# The fuzz generator's feature tags (eval/canary/fuzz/generate.py implements them and takes this tuple as its
+# FEATURES), checked here so that a misspelt `fuzz_exclude` entry fails when the file loads.
 FUZZ_FEATURES = (
     "penalties",
     "repetition_penalty",

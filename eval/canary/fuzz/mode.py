@@ -73,7 +73,7 @@ def _openapi(base_url: str) -> dict[str, Any]:
 
 
 def gen_context(
-    cfg: CanaryWorkload, book: PromptBook, space: ParamSpace, facts: dict[str, Any], device: str = "cuda"
+    cfg: CanaryWorkload, book: PromptBook, space: ParamSpace, facts: dict[str, Any], device: str
 ) -> GenContext:
     """The generator's view of the run; `device` is the servers' (`server.device`): some features are off on CPU
     unless the file includes them (CanaryWorkload.fuzz_feature_set)."""

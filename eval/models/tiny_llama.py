@@ -23,6 +23,7 @@ import numpy as np
 from eval.models.hf_files import build_once, from_options
 
 GENERATOR_VERSION = 1
+THINK_TOKENS = ("<think>", "</think>")
 DONE_MARKER = "specqual-generated.json"
 
 
@@ -38,6 +39,9 @@ class TinyLlama:
     weight_std: float = 0.3
     max_position_embeddings: int = 4096
     torch_dtype: str = "float32"
+    # `<think>` and `</think>` as tokens of their own, for a server with a reasoning parser (deepseek_r1, qwen3):
+    # structured output then waits for the end of reasoning. Off by default: the models without it keep their hash.
+    think_tokens: bool = False
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> TinyLlama:
@@ -49,7 +53,10 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     from eval.models.tiny_nemotron_h import TinyNemotronH, _write_tokenizer
 
     opts = TinyLlama.from_options(dict(options))
-    blob = json.dumps({"v": GENERATOR_VERSION, "seed": seed, "opts": asdict(opts)}, sort_keys=True)
+    keyed = asdict(opts)
+    if not opts.think_tokens:
+        del keyed["think_tokens"]  # the hash of every model made before the option
+    blob = json.dumps({"v": GENERATOR_VERSION, "seed": seed, "opts": keyed}, sort_keys=True)
     target = Path(out_dir) / f"tiny-llama-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
     def write(tmp: Path) -> dict[str, Any]:
@@ -58,7 +65,7 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
         (tmp / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
         _write_weights(tmp, opts, seed)
         tok_opts = TinyNemotronH(vocab_size=opts.vocab_size, max_position_embeddings=opts.max_position_embeddings)
-        _write_tokenizer(tmp, tok_opts, seed)
+        _write_tokenizer(tmp, tok_opts, seed, THINK_TOKENS if opts.think_tokens else ())
         return {"seed": seed, "options": asdict(opts)}
 
     return build_once(target, DONE_MARKER, write)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -182,8 +183,10 @@ def _write_weights(d: Path, opts: TinyNemotronH, seed: int) -> None:
     save_file(tensors, str(d / "model.safetensors"), metadata={"format": "pt"})
 
 
-def _write_tokenizer(d: Path, opts: TinyNemotronH, seed: int) -> None:
+def _write_tokenizer(d: Path, opts: TinyNemotronH, seed: int, extra: Sequence[str] = ()) -> None:
+    """The byte-level BPE tokenizer and its config files; `extra` tokens are added after the tool tokens (the
+    vocabulary size stays `opts.vocab_size`: BPE learns that many fewer merges)."""
     from eval.models.tiny_nemotron_h_tokenizer import train_byte_level_bpe
 
-    train_byte_level_bpe(d, opts.vocab_size, seed, SPECIAL_TOKENS, TOOL_TOKENS)
+    train_byte_level_bpe(d, opts.vocab_size, seed, SPECIAL_TOKENS, [*TOOL_TOKENS, *extra])
     write_tokenizer_files(d, CHAT_TEMPLATE_FILE.read_text(encoding="utf-8"), opts.max_position_embeddings)

@@ -13,6 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 FindingVerdict = Literal["pass", "fail", "inconclusive", "fact"]
 
 
+# The reasoning markers of the think-tag parsers (deepseek_r1, qwen3): the generator writes them into prompts when
+# the server has a reasoning parser, and the structured oracle judges only what follows the end marker.
+REASONING_START, REASONING_END = "<think>", "</think>"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

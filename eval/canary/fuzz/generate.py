@@ -30,7 +30,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from eval.canary.fuzz.case import Case, ServerConfig, TimedRequest
+from eval.canary.fuzz.case import REASONING_END, REASONING_START, Case, ServerConfig, TimedRequest
 from eval.canary.fuzz.derive import REGEX_TAILS, draw_derived
 from eval.canary.fuzz.oracles import banned_sequences
 from eval.canary.fuzz.space import ParamSpace
@@ -109,6 +109,10 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
         requests.append(req)
     if "periodic" in ctx.features:
         _periodic(requests, random.Random(f"specqual-fuzz-periodic:{seed}:{index}"))
+    if ctx.reasoning_parser and "reasoning" in ctx.features:  # last: the prompt's tail is where reasoning stands
+        for req in requests:
+            if any(f.startswith("structured:") for f in req.features):
+                _reasoning(ctx, req, f"fuzz-{seed}-{index}-{req.role}")
     return Case(seed=seed, index=index, server=ServerConfig(), requests=requests)
 
 
@@ -367,6 +371,21 @@ def _structured(ctx: GenContext, rng: random.Random, req: TimedRequest) -> None:
         }.get(kind, JSON_SCHEMA)
         p["structured_outputs"] = {kind if kind in ("regex", "choice", "grammar") else "json": value}
     req.features.append(f"structured:{kind}")
+
+
+def _reasoning(ctx: GenContext, req: TimedRequest, key: str) -> None:
+    """With a reasoning parser on the server, vLLM applies a structured request's grammar only once reasoning has
+    ended, and looks for the end inside the draft tokens (StructuredOutputManager._get_constraint_bounds). The
+    prompt decides where reasoning stands: `closed` (it ends with `<think> ... </think>`: the grammar applies from
+    the first token) or `open` (it ends with `<think>`: the grammar waits for the model's `</think>`, and until
+    then the output is free). Drawn from a stream of its own, so the rest of the case is the same without a parser."""
+    side = random.Random(f"specqual-fuzz-reason:{key}")
+    start, end = ctx.book.tokenize(REASONING_START), ctx.book.tokenize(REASONING_END)
+    how = side.choice(("closed", "open"))
+    tail = start + (ctx.book.ids(key + "-thought", side.randint(1, 12)) + end if how == "closed" else [])
+    keep = max(1, ctx.max_model_len - int(req.params["max_tokens"]) - len(tail))
+    req.prompt_token_ids = req.prompt_token_ids[-keep:] + tail
+    req.features.append(f"reasoning:{how}")
 
 
 def _chat_tools(ctx: GenContext, rng: random.Random, req: TimedRequest, key: str) -> None:

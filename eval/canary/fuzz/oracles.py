@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from eval.canary.fuzz.case import Case, Finding
+from eval.canary.fuzz.case import REASONING_END, Case, Finding
 from eval.canary.fuzz.rescore import GreedyRescoreOracle
 from eval.canary.records import ProbeRecord
 
@@ -263,6 +263,12 @@ class StructuredOracle:
         if cohort_obs.extra.get("stop_reason") is not None:
             return None
         text = cohort_obs.output_text or ""
+        if "reasoning:open" in (cohort_obs.extra.get("features") or []):
+            # The server's reasoning parser holds the grammar back until the model ends reasoning: only the text
+            # after its end marker is constrained (none: nothing to judge here; the reference still compares).
+            if REASONING_END not in text:
+                return None
+            text = text.rsplit(REASONING_END, 1)[1]
         ok, why = _matches(so, text)
         if ok is None:
             return None

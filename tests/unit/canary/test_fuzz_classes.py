@@ -112,6 +112,28 @@ def test_a_control_character_the_grammar_admits_is_valid_json_output() -> None:
     assert bad is not None and bad.failed and "wrong type ['count']" in bad.reason
 
 
+def test_with_reasoning_open_only_the_text_after_the_end_marker_is_judged_structured() -> None:
+    """A server's reasoning parser holds the grammar back until the model writes `</think>`: before it the output is
+    free (not judged), after it the grammar holds (judged)."""
+    params = {"max_tokens": 32, "structured_outputs": {"regex": "(alpha|beta) [0-9]"}}
+    feats = {"features": ["structured:regex", "reasoning:open"]}
+    free = _rec(output_text="no markers at all, not the regex", params=params)
+    free.extra.update(feats)
+    assert StructuredOracle().judge(None, free, None) is None
+    ended = _rec(output_text="thinking...</think>alpha 7", params=params)
+    ended.extra.update(feats)
+    judged = StructuredOracle().judge(None, ended, None)
+    assert judged is not None and not judged.failed
+    broken = _rec(output_text="thinking...</think>gamma 7", params=params)
+    broken.extra.update(feats)
+    judged = StructuredOracle().judge(None, broken, None)
+    assert judged is not None and judged.failed
+    closed = _rec(output_text="thinking...</think>alpha 7", params=params)  # reasoning closed in the prompt
+    closed.extra.update(features=["structured:regex", "reasoning:closed"])
+    judged = StructuredOracle().judge(None, closed, None)
+    assert judged is not None and judged.failed  # the grammar applied from the first token
+
+
 def test_count_finish_reason_and_usage_are_compared() -> None:
     assert "reference" in _failed(_rec(output_token_ids=[1, 2, 3, 4]), _rec())  # ids kept past the stop string
     assert _failed(_rec(finish_reason="length"), _rec()) == ["accounting"]

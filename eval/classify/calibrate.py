@@ -27,7 +27,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,8 +146,13 @@ def calibrate_near_duplicates(texts: list[str], alpha: float) -> dict[str, Any]:
     (lists of similar messages: real text that repeats itself with a word changed): at most `alpha` beyond it."""
     from eval.classify.neardup import near_duplicates
 
+    return _upper_threshold(near_duplicates, texts, alpha)
+
+
+def _upper_threshold(statistic: Callable[[str], float], texts: list[str], alpha: float) -> dict[str, Any]:
+    """The value of `statistic` beyond which at most `alpha` of the fields and the gettext catalogs' pieces lie."""
     catalogs = catalog_pieces()
-    values = [float(near_duplicates(t)) for t in texts + catalogs]
+    values = [float(statistic(t)) for t in texts + catalogs]
     limit = quantile_threshold(values, low_is_degenerate=False, alpha=alpha)
     return {
         "threshold": limit,
@@ -171,15 +176,7 @@ def calibrate_content_run(texts: list[str], alpha: float) -> dict[str, Any]:
     at most `alpha` beyond it."""
     from eval.classify.salad import READS, content_run
 
-    catalogs = catalog_pieces()
-    values = [float(content_run(t[-READS:])) for t in texts + catalogs]
-    limit = quantile_threshold(values, low_is_degenerate=False, alpha=alpha)
-    return {
-        "threshold": limit,
-        "fields_with_value": len(values),
-        "fields_flagged": sum(v > limit for v in values),
-        "source": f"the fields of `source` (dev split) and {len(catalogs)} pieces of the gettext catalogs",
-    }
+    return _upper_threshold(lambda t: content_run(t[-READS:]), texts, alpha)
 
 
 def calibrate_midsentence_marks(texts: list[str], alpha: float) -> dict[str, Any]:
@@ -187,15 +184,7 @@ def calibrate_midsentence_marks(texts: list[str], alpha: float) -> dict[str, Any
     gettext catalogs' pieces: at most `alpha` beyond it."""
     from eval.classify.salad import READS, midsentence_marks
 
-    catalogs = catalog_pieces()
-    values = [float(midsentence_marks(t[-READS:])) for t in texts + catalogs]
-    limit = quantile_threshold(values, low_is_degenerate=False, alpha=alpha)
-    return {
-        "threshold": limit,
-        "fields_with_value": len(values),
-        "fields_flagged": sum(v > limit for v in values),
-        "source": f"the fields of `source` (dev split) and {len(catalogs)} pieces of the gettext catalogs",
-    }
+    return _upper_threshold(lambda t: midsentence_marks(t[-READS:]), texts, alpha)
 
 
 UPDATES = {

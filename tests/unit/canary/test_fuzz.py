@@ -4,11 +4,12 @@ no finding between two clean servers, every re-created bug caught by generated c
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import pytest
 
 from eval.canary.fuzz.api import run_cases
-from eval.canary.fuzz.case import Case
+from eval.canary.fuzz.case import Case, TimedRequest
 from eval.canary.fuzz.coverage import class_verdicts, fuzz_coverage
 from eval.canary.fuzz.generate import GenContext, generate_case
 from eval.canary.fuzz.shrink import shrink
@@ -157,32 +158,41 @@ def test_a_staggered_join_waits_for_the_first_token_then_its_offset() -> None:
     assert out["r0"].started_at - out["bg"].started_at >= 0.3  # bg streamed its first token before that
 
 
-def test_sampled_requests_carry_top_k_by_default_and_nothing_else_changes() -> None:
-    """Temperature with top-k/top-p reaches the rejection sampler's per-request top-k/top-p on draft rows and the
-    support oracle's check. It draws from its own stream: without it every request of every case is the same but
-    for the sampled rows' top_k/top_p."""
+def _pairs_without(
+    feature: str, params: tuple[str, ...], cases: int = 150
+) -> Iterator[tuple[TimedRequest, TimedRequest]]:
+    """The requests of cases 0..cases-1 generated with every feature and without `feature`, side by side, after
+    checking that the two differ only in `feature`'s tag and in `params` (the feature's own stream)."""
     import dataclasses
 
     from eval.canary.fuzz.generate import FEATURES
 
     gen = _gen(_space())
-    assert "sampled_top_k" in gen.features
-    plain = dataclasses.replace(gen, features=tuple(f for f in FEATURES if f != "sampled_top_k"))
-    with_k = with_p = 0
-    for i in range(150):
+    assert feature in gen.features
+    plain = dataclasses.replace(gen, features=tuple(f for f in FEATURES if f != feature))
+    for i in range(cases):
         a, b = generate_case(gen, 0, i), generate_case(plain, 0, i)
         assert len(a.requests) == len(b.requests)
         for x, y in zip(a.requests, b.requests, strict=True):
             assert x.prompt_token_ids == y.prompt_token_ids and (x.after, x.start_ms) == (y.after, y.start_ms)
-            assert [f for f in x.features if f != "sampled_top_k"] == y.features
-            cut = {k: v for k, v in x.params.items() if k not in ("top_k", "top_p")}
-            assert cut == {k: v for k, v in y.params.items() if k not in ("top_k", "top_p")}
-            if "sampled_top_k" in x.features:
-                assert x.params.get("temperature", 0) > 0 and x.params["top_k"] != 0
-                with_k += 1
-                with_p += "top_p" in x.params
-            elif "sampled" in x.features and "n" not in x.features:
-                assert "top_k" not in x.params and "top_p" not in x.params
+            assert [f for f in x.features if f != feature] == y.features
+            cut = {k: v for k, v in x.params.items() if k not in params}
+            assert cut == {k: v for k, v in y.params.items() if k not in params}
+            yield x, y
+
+
+def test_sampled_requests_carry_top_k_by_default_and_nothing_else_changes() -> None:
+    """Temperature with top-k/top-p reaches the rejection sampler's per-request top-k/top-p on draft rows and the
+    support oracle's check. It draws from its own stream: without it every request of every case is the same but
+    for the sampled rows' top_k/top_p."""
+    with_k = with_p = 0
+    for x, _ in _pairs_without("sampled_top_k", ("top_k", "top_p")):
+        if "sampled_top_k" in x.features:
+            assert x.params.get("temperature", 0) > 0 and x.params["top_k"] != 0
+            with_k += 1
+            with_p += "top_p" in x.params
+        elif "sampled" in x.features and "n" not in x.features:
+            assert "top_k" not in x.params and "top_p" not in x.params
     assert with_k >= 10 and 0 < with_p < with_k
 
 
@@ -190,31 +200,16 @@ def test_seeded_sampled_adds_a_seed_and_changes_nothing_else() -> None:
     """`seeded_sampled` (a per-request generator in the sampler) draws from a stream of its own: with it on, about
     half of the sampled requests carry a `seed`, and every other choice of every case is what it is with it off
     (it is off by default on CPU, so CPU and GPU runs of one seed send the same cases but for the seeds)."""
-    import dataclasses
-
-    from eval.canary.fuzz.generate import FEATURES
-
-    gen = _gen(_space())
-    assert "seeded_sampled" in gen.features
-    plain = dataclasses.replace(gen, features=tuple(f for f in FEATURES if f != "seeded_sampled"))
     seeded = unseeded = 0
-    for i in range(150):
-        a, b = generate_case(gen, 0, i), generate_case(plain, 0, i)
-        assert len(a.requests) == len(b.requests)
-        for x, y in zip(a.requests, b.requests, strict=True):
-            assert x.prompt_token_ids == y.prompt_token_ids and (x.after, x.start_ms) == (y.after, y.start_ms)
-            assert [f for f in x.features if f != "seeded_sampled"] == y.features
-            assert {k: v for k, v in x.params.items() if k != "seed"} == {
-                k: v for k, v in y.params.items() if k != "seed"
-            }
-            if "seeded_sampled" in x.features:
-                assert x.params.get("temperature", 0) > 0 and isinstance(x.params["seed"], int)
-                seeded += 1
-            elif "sampled" in x.features and "n" not in x.features:
-                assert "seed" not in x.params
-                unseeded += 1
-            if "seeded_sampled" not in x.features and "n" not in x.features:  # n > 1 made sampled keeps its seed
-                assert x.params.get("seed") == y.params.get("seed")
+    for x, y in _pairs_without("seeded_sampled", ("seed",)):
+        if "seeded_sampled" in x.features:
+            assert x.params.get("temperature", 0) > 0 and isinstance(x.params["seed"], int)
+            seeded += 1
+        elif "sampled" in x.features and "n" not in x.features:
+            assert "seed" not in x.params
+            unseeded += 1
+        if "seeded_sampled" not in x.features and "n" not in x.features:  # n > 1 made sampled keeps its seed
+            assert x.params.get("seed") == y.params.get("seed")
     assert seeded >= 10 and unseeded >= 10
 
 

@@ -36,6 +36,11 @@ from pathlib import Path
 
 from eval.classify.charsets import may_hold
 
+try:  # the optional compiled helpers (setup.py); without them the pure-Python paths below give the same results
+    from eval.classify import _speedups
+except ImportError:  # pragma: no cover - depends on the build
+    _speedups = None  # type: ignore[assignment]
+
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
 TAIL_CHARS = 1024  # a loop runs to the end: the statistics read the end of the prose
 COMPRESSION_CHARS = 1024
@@ -227,6 +232,16 @@ def _last_tokens(text: str) -> list[str] | None:
     tail = text[-4 * TAIL_CHARS :]
     if not tail.isascii() and may_hold(tail, *_CJK_RANGE) and _CJK.search(tail) is not None:
         return None
+    if _speedups is not None:  # the loop below in C, ASCII lines judged there (tests/unit/classify/test_speedups.py)
+        tokens: list[str] | None = _speedups.last_tokens(
+            _unfenced(tail), _line_tokens, INTERJECTIONS, TOKEN_CHARS, WINDOW_TOKENS
+        )
+        return tokens
+    return _last_tokens_python(tail)
+
+
+def _last_tokens_python(tail: str) -> list[str] | None:
+    """`_last_tokens` of the last 4 * TAIL_CHARS characters of a text without CJK, in Python."""
     parts: list[list[str]] = []
     found = size = 0
     findall = _TOKEN_NO_CJK.findall
@@ -247,6 +262,17 @@ def _last_tokens(text: str) -> list[str] | None:
     if len(parts) == 1:
         return parts[0][-WINDOW_TOKENS:]
     return list(chain.from_iterable(reversed(parts)))[-WINDOW_TOKENS:]
+
+
+def _line_tokens(line: str) -> tuple[int, list[str]] | None:
+    """Of one line: None where it is not prose, else the length of the stripped line and its tokens (lowercased,
+    interjections left out), as `_last_tokens_python` reads them (the compiled loop asks this of non-ASCII lines)."""
+    if (stripped := _prose_line(line)) is None:
+        return None
+    tokens = _TOKEN_NO_CJK.findall(stripped.lower())
+    if not INTERJECTIONS.isdisjoint(tokens):
+        tokens = [t for t in tokens if t not in INTERJECTIONS]
+    return len(stripped), tokens
 
 
 def prose_degenerate(text: str) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from eval.classify.context import Context
+from eval.classify.degeneracy import _speedups
 from eval.classify.degeneracy import TAIL_CHARS, degenerate, prose_degenerate, statistics, thresholds
 from eval.classify.model import Span, Turn, span_at
 from eval.classify.neardup import READS as NEAR_READS
@@ -269,9 +270,13 @@ def _short_region_tail(text: str, t: ShortThresholds) -> Region | None:
     # Every anchor's look-back in one list comprehension (most find nothing: in prose about half of the fields have
     # no anchor that recurs at all); the anchors that recur are then taken in order, as one loop over all would.
     back = SHORT_ANCHOR + SHORT_MAX_PERIOD
-    found = [rfind(text[a - SHORT_ANCHOR : a], a - back if a > back else 0, a - 1) for a in anchors]
-    for a, j in zip(anchors, found, strict=True):
-        if j < 0 or a < skip_to:
+    if _speedups is not None:  # the same pairs, those with an earlier occurrence, in C
+        recurring = _speedups.recurring_anchors(text, anchors, SHORT_ANCHOR, back)
+    else:
+        found = [rfind(text[a - SHORT_ANCHOR : a], a - back if a > back else 0, a - 1) for a in anchors]
+        recurring = [(a, j) for a, j in zip(anchors, found, strict=True) if j >= 0]
+    for a, j in recurring:
+        if a < skip_to:
             continue
         seg = text[a - SHORT_ANCHOR : a]
         p = a - SHORT_ANCHOR - j
@@ -309,13 +314,7 @@ def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Regi
     # Loops run to the end, but a closing quote or tag may follow: three anchors near the end. The spacing of
     # the others guarantees a hit in every region that crosses `min_reps`/`min_span` (see SPACING).
     anchors = [n, n - 16, n - 48, *range(ANCHOR + SPACING, n - 48, SPACING)]
-    for a in anchors:
-        if a <= ANCHOR:
-            continue
-        # The cheap test inline (most anchors have no earlier occurrence); the region only when one is found.
-        j = text.rfind(text[a - ANCHOR : a], max(0, a - ANCHOR - MAX_PERIOD), a - 1)
-        if j < 0:
-            continue
+    for a, j in _recurring_anchors(text, anchors):
         period = a - ANCHOR - j
         if not _may_span(text, a, period, _min_span(t, truncated, period)):
             continue  # the region cannot be long enough for any rule (most recurring anchors: a line seen twice)
@@ -323,6 +322,22 @@ def worst_region(text: str, truncated: bool, t: Thresholds = THRESHOLDS) -> Regi
         if _degenerate(text, region, truncated, t):
             return Region(region.start + offset, region.end + offset, region.period)
     return None
+
+
+def _recurring_anchors(text: str, anchors: list[int]) -> list[tuple[int, int]]:
+    """(anchor end, start of the anchor's previous occurrence within MAX_PERIOD) of the anchors past ANCHOR whose
+    ANCHOR characters occur earlier (most do not), in order."""
+    if _speedups is not None:
+        pairs: list[tuple[int, int]] = _speedups.recurring_anchors(text, anchors, ANCHOR, ANCHOR + MAX_PERIOD)
+        return pairs
+    out = []
+    for a in anchors:
+        if a <= ANCHOR:
+            continue
+        j = text.rfind(text[a - ANCHOR : a], max(0, a - ANCHOR - MAX_PERIOD), a - 1)
+        if j >= 0:
+            out.append((a, j))
+    return out
 
 
 def _min_span(t: Thresholds, truncated: bool, p: int) -> int:

@@ -1,0 +1,497 @@
+/* Optional compiled helpers of the classifier (issue 30, speed): the same results as the pure-Python paths of
+ * eval/classify/degeneracy.py and eval/classify/repetition.py, which stay and are used where this module is not
+ * built (setup.py builds it as an optional extension; a failed build leaves the package pure Python).
+ * tests/unit/classify/test_speedups.py compares the two on many texts, random, unicode and adversarial ones.
+ *
+ * recurring_anchors(text, anchors, length, back):
+ *     [(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length : a], max(0, a - back), a - 1)) >= 0]
+ *
+ * last_tokens(tail, line_tokens, interjections, token_chars, window_tokens):
+ *     the loop of degeneracy._last_tokens over the lines of `tail` (already unfenced), from the end. A line of ASCII
+ *     characters is judged and tokenized here (the prose test of degeneracy._prose_line, the tokenizer
+ *     `\w+|[^\w\s]+` on the lowercased line, interjections left out); any other line is given to
+ *     `line_tokens(line)`, which returns None (not prose) or (len(stripped), tokens). Returns the last
+ *     `window_tokens` tokens, or None where the window starts inside a line (as the Python loop does).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* recurring_anchors */
+
+static PyObject *
+recurring_anchors(PyObject *self, PyObject *args)
+{
+    PyObject *text, *anchors;
+    Py_ssize_t length, back;
+    if (!PyArg_ParseTuple(args, "UOnn:recurring_anchors", &text, &anchors, &length, &back))
+        return NULL;
+    if (length <= 0) {
+        PyErr_SetString(PyExc_ValueError, "length must be positive");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(anchors, "anchors must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const char *data = (const char *)PyUnicode_DATA(text);
+    size_t width = (size_t)length * kind;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t a = PyLong_AsSsize_t(items[k]);
+        if (a == -1 && PyErr_Occurred())
+            goto fail;
+        if (a <= length)
+            continue;
+        if (a > n) {
+            PyErr_SetString(PyExc_ValueError, "anchor beyond the text");
+            goto fail;
+        }
+        Py_ssize_t start = a - back > 0 ? a - back : 0;
+        Py_ssize_t end = a - 1; /* str.rfind(sub, start, end): sub inside text[start:end] */
+        const char *needle = data + (size_t)(a - length) * kind;
+        Py_ssize_t j = -1;
+        /* The last occurrence: the first and last characters compared before the rest. */
+#define SEARCH(T)                                                                                                  \
+    {                                                                                                              \
+        const T *d = (const T *)data;                                                                              \
+        T first = d[a - length], last = d[a - 1];                                                                  \
+        for (Py_ssize_t i = end - length; i >= start; i--) {                                                       \
+            if (d[i] == first && d[i + length - 1] == last && memcmp(d + i, needle, width) == 0) {                 \
+                j = i;                                                                                             \
+                break;                                                                                             \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+        if (kind == PyUnicode_1BYTE_KIND)
+            SEARCH(Py_UCS1)
+        else if (kind == PyUnicode_2BYTE_KIND)
+            SEARCH(Py_UCS2)
+        else
+            SEARCH(Py_UCS4)
+#undef SEARCH
+        if (j < 0)
+            continue;
+        PyObject *pair = PyTuple_New(2);
+        if (pair == NULL)
+            goto fail;
+        PyObject *pa = PyLong_FromSsize_t(a), *pj = PyLong_FromSsize_t(j);
+        if (pa == NULL || pj == NULL) {
+            Py_XDECREF(pa);
+            Py_XDECREF(pj);
+            Py_DECREF(pair);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(pair, 0, pa);
+        PyTuple_SET_ITEM(pair, 1, pj);
+        if (PyList_Append(out, pair) < 0) {
+            Py_DECREF(pair);
+            goto fail;
+        }
+        Py_DECREF(pair);
+    }
+    Py_DECREF(seq);
+    return out;
+fail:
+    Py_DECREF(seq);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* last_tokens */
+
+/* ASCII classes, as Python sees ASCII characters. */
+enum {
+    C_SPACE = 1,    /* str.isspace / re's \s: \t \n \v \f \r \x1c-\x1f and the space */
+    C_WORD = 2,     /* re's \w: [A-Za-z0-9_] */
+    C_ALPHA = 4,    /* str.isalpha and re's [^\W\d_]: [A-Za-z] */
+    C_HINT = 8,     /* degeneracy._HINT_CHAR_ASCII: [0-9/\\_=(){}\[\]<>@#$%&|~^] */
+    C_RUN = 16,     /* degeneracy._HINT_RUN's characters: [-*+.:] */
+    C_BEFORE = 32,  /* degeneracy._WORD_BEFORE (its ASCII part): -"'([*_ */
+    C_AFTER = 64,   /* degeneracy._WORD_AFTER (its ASCII part): .,;:!?"')]*_ */
+};
+static unsigned char cls[128];
+
+static void
+init_classes(void)
+{
+    const char *p;
+    for (int c = 0; c < 128; c++) {
+        unsigned char v = 0;
+        if (c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f))
+            v |= C_SPACE;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))
+            v |= C_ALPHA | C_WORD;
+        if ((c >= '0' && c <= '9') || c == '_')
+            v |= C_WORD;
+        cls[c] = v;
+    }
+    for (p = "0123456789/\\_=(){}[]<>@#$%&|~^"; *p; p++)
+        cls[(unsigned char)*p] |= C_HINT;
+    for (p = "-*+.:"; *p; p++)
+        cls[(unsigned char)*p] |= C_RUN;
+    for (p = "-\"'([*_"; *p; p++)
+        cls[(unsigned char)*p] |= C_BEFORE;
+    for (p = ".,;:!?\"')]*_"; *p; p++)
+        cls[(unsigned char)*p] |= C_AFTER;
+}
+
+#define IS(c, k) (cls[(unsigned char)(c)] & (k))
+
+/* degeneracy._code_hint on an ASCII line */
+static int
+code_hint(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t run = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (IS(s[i], C_HINT))
+            return 1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (IS(s[i], C_RUN)) {
+            if (++run >= 3)
+                return 1;
+        }
+        else
+            run = 0;
+    }
+    return 0;
+}
+
+/* Whether the chunk s[0:n] (no space in it) is one match of degeneracy._WORD (ASCII):
+ * [-"'(\[*_]*[A-Za-z]+(?:[-'][A-Za-z]+)*[.,;:!?"')\]*_]* as a whole. */
+static int
+word_chunk(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t p = 0;
+    while (p < n && IS(s[p], C_BEFORE))
+        p++;
+    if (p >= n || !IS(s[p], C_ALPHA))
+        return 0;
+    for (;;) {
+        while (p < n && IS(s[p], C_ALPHA))
+            p++;
+        if (p + 1 < n && (s[p] == '-' || s[p] == '\'') && IS(s[p + 1], C_ALPHA)) {
+            p++;
+            continue;
+        }
+        break;
+    }
+    while (p < n && IS(s[p], C_AFTER))
+        p++;
+    return p == n;
+}
+
+/* chunk.lstrip(_WORD_BEFORE).rstrip(_WORD_AFTER).isalpha() (ASCII) */
+static int
+plain_chunk(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t p = 0, q = n;
+    while (p < q && IS(s[p], C_BEFORE))
+        p++;
+    while (q > p && IS(s[q - 1], C_AFTER))
+        q--;
+    if (q <= p)
+        return 0;
+    for (Py_ssize_t i = p; i < q; i++) {
+        if (!IS(s[i], C_ALPHA))
+            return 0;
+    }
+    return 1;
+}
+
+/* degeneracy.mostly_words(line, line.split()) on an ASCII line */
+static int
+mostly_words(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t chunks = 0, plain = 0, words = 0, i = 0;
+    while (i < n) {
+        while (i < n && IS(s[i], C_SPACE))
+            i++;
+        if (i >= n)
+            break;
+        Py_ssize_t b = i;
+        while (i < n && !IS(s[i], C_SPACE))
+            i++;
+        chunks++;
+        plain += plain_chunk(s + b, i - b);
+    }
+    if (3 * plain > 2 * chunks)
+        return 1;
+    i = 0;
+    while (i < n) {
+        while (i < n && IS(s[i], C_SPACE))
+            i++;
+        if (i >= n)
+            break;
+        Py_ssize_t b = i;
+        while (i < n && !IS(s[i], C_SPACE))
+            i++;
+        words += word_chunk(s + b, i - b);
+    }
+    return 3 * words > 2 * chunks;
+}
+
+/* The stripped prose line of the ASCII line s[0:n] (degeneracy._prose_line): its bounds, or 0 when not prose.
+ * Empty and indented lines are the caller's. */
+static int
+prose_line(const unsigned char *s, Py_ssize_t n, Py_ssize_t *lo, Py_ssize_t *hi)
+{
+    Py_ssize_t b = 0, e = n;
+    while (b < e && IS(s[b], C_SPACE))
+        b++;
+    while (e > b && IS(s[e - 1], C_SPACE))
+        e--;
+    if (b >= e)
+        return 0;
+    Py_ssize_t bars = 0, spaces = 0;
+    for (Py_ssize_t i = b; i < e; i++) {
+        bars += s[i] == '|';
+        spaces += s[i] == ' ';
+    }
+    if (bars >= 2 || spaces + 1 < 3) /* MIN_LINE_WORDS; an ASCII line has no CJK */
+        return 0;
+    if (code_hint(s + b, e - b) && !mostly_words(s + b, e - b))
+        return 0;
+    *lo = b;
+    *hi = e;
+    return 1;
+}
+
+/* Append the tokens of the ASCII text s[0:n] lowercased (`\w+|[^\w\s]+`), interjections left out. */
+static int
+tokenize(const unsigned char *s, Py_ssize_t n, PyObject *interjections, PyObject *out)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (IS(s[i], C_SPACE)) {
+            i++;
+            continue;
+        }
+        Py_ssize_t b = i;
+        int word = IS(s[i], C_WORD) != 0;
+        if (word) {
+            while (i < n && IS(s[i], C_WORD))
+                i++;
+        }
+        else {
+            while (i < n && !IS(s[i], C_WORD | C_SPACE))
+                i++;
+        }
+        Py_ssize_t len = i - b;
+        PyObject *tok = PyUnicode_New(len, 127);
+        if (tok == NULL)
+            return -1;
+        unsigned char *dst = (unsigned char *)PyUnicode_DATA(tok);
+        if (word) {
+            for (Py_ssize_t k = 0; k < len; k++) {
+                unsigned char c = s[b + k];
+                dst[k] = (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+            }
+        }
+        else
+            memcpy(dst, s + b, (size_t)len);
+        {
+            int found = PySet_Contains(interjections, tok);
+            if (found < 0) {
+                Py_DECREF(tok);
+                return -1;
+            }
+            if (found) {
+                Py_DECREF(tok);
+                continue;
+            }
+        }
+        if (PyList_Append(out, tok) < 0) {
+            Py_DECREF(tok);
+            return -1;
+        }
+        Py_DECREF(tok);
+    }
+    return 0;
+}
+
+static PyObject *
+last_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *tail, *line_tokens, *interjections;
+    Py_ssize_t token_chars, window_tokens;
+    if (!PyArg_ParseTuple(args, "UOOnn:last_tokens", &tail, &line_tokens, &interjections, &token_chars,
+                          &window_tokens))
+        return NULL;
+    if (!PyAnySet_Check(interjections)) {
+        PyErr_SetString(PyExc_TypeError, "interjections must be a set or frozenset");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(tail);
+    int kind = PyUnicode_KIND(tail);
+    const void *data = PyUnicode_DATA(tail);
+    int ascii = PyUnicode_IS_ASCII(tail);
+    PyObject *parts = PyList_New(0); /* one list of tokens per prose line, from the end */
+    if (parts == NULL)
+        return NULL;
+    Py_ssize_t found = 0, size = 0, total = 0;
+    Py_ssize_t end = n; /* the line read is tail[begin:end] */
+    for (;;) {
+        if (size >= token_chars || found >= window_tokens)
+            break;
+        if (end < 0)
+            break;
+        Py_ssize_t begin = end;
+        int line_ascii = 1;
+        if (ascii) {
+            const unsigned char *s = (const unsigned char *)data;
+            while (begin > 0 && s[begin - 1] != '\n')
+                begin--;
+        }
+        else {
+            while (begin > 0) {
+                Py_UCS4 c = PyUnicode_READ(kind, data, begin - 1);
+                if (c == '\n')
+                    break;
+                if (c >= 128)
+                    line_ascii = 0;
+                begin--;
+            }
+        }
+        Py_ssize_t len = end - begin;
+        Py_ssize_t next_end = begin - 1; /* the line before ends at the newline before this one */
+        /* Empty and indented lines are never prose. */
+        int skip = len == 0;
+        if (!skip) {
+            Py_UCS4 c0 = PyUnicode_READ(kind, data, begin);
+            if (c0 == '\t')
+                skip = 1;
+            else if (c0 == ' ' && len >= 4 && PyUnicode_READ(kind, data, begin + 1) == ' ' &&
+                     PyUnicode_READ(kind, data, begin + 2) == ' ' && PyUnicode_READ(kind, data, begin + 3) == ' ')
+                skip = 1;
+        }
+        if (!skip) {
+            PyObject *tokens = NULL;
+            Py_ssize_t stripped = 0;
+            if (line_ascii) {
+                const unsigned char *s;
+                unsigned char *copy = NULL;
+                if (kind == PyUnicode_1BYTE_KIND)
+                    s = (const unsigned char *)data + begin;
+                else {
+                    copy = PyMem_Malloc((size_t)len);
+                    if (copy == NULL) {
+                        PyErr_NoMemory();
+                        goto fail;
+                    }
+                    for (Py_ssize_t k = 0; k < len; k++)
+                        copy[k] = (unsigned char)PyUnicode_READ(kind, data, begin + k);
+                    s = copy;
+                }
+                Py_ssize_t lo, hi;
+                if (prose_line(s, len, &lo, &hi)) {
+                    stripped = hi - lo;
+                    if (size + stripped + 1 - 1 > token_chars) {
+                        PyMem_Free(copy);
+                        Py_DECREF(parts);
+                        Py_RETURN_NONE; /* the window starts inside this line */
+                    }
+                    tokens = PyList_New(0);
+                    if (tokens == NULL || tokenize(s + lo, hi - lo, interjections, tokens) < 0) {
+                        Py_XDECREF(tokens);
+                        PyMem_Free(copy);
+                        goto fail;
+                    }
+                }
+                PyMem_Free(copy);
+            }
+            else {
+                PyObject *line = PyUnicode_Substring(tail, begin, end);
+                if (line == NULL)
+                    goto fail;
+                PyObject *r = PyObject_CallOneArg(line_tokens, line);
+                Py_DECREF(line);
+                if (r == NULL)
+                    goto fail;
+                if (r != Py_None) {
+                    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2 || !PyList_Check(PyTuple_GET_ITEM(r, 1))) {
+                        Py_DECREF(r);
+                        PyErr_SetString(PyExc_TypeError, "line_tokens must return None or (int, list)");
+                        goto fail;
+                    }
+                    stripped = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 0));
+                    if (stripped == -1 && PyErr_Occurred()) {
+                        Py_DECREF(r);
+                        goto fail;
+                    }
+                    if (size + stripped + 1 - 1 > token_chars) {
+                        Py_DECREF(r);
+                        Py_DECREF(parts);
+                        Py_RETURN_NONE;
+                    }
+                    tokens = PyTuple_GET_ITEM(r, 1);
+                    Py_INCREF(tokens);
+                }
+                Py_DECREF(r);
+            }
+            if (tokens != NULL) {
+                size += stripped + 1;
+                found += PyList_GET_SIZE(tokens);
+                int rc = PyList_Append(parts, tokens);
+                Py_DECREF(tokens);
+                if (rc < 0)
+                    goto fail;
+            }
+        }
+        if (begin == 0)
+            break;
+        end = next_end;
+    }
+    total = found;
+    Py_ssize_t skip_tokens = total > window_tokens ? total - window_tokens : 0;
+    PyObject *out = PyList_New(total - skip_tokens);
+    if (out == NULL)
+        goto fail;
+    Py_ssize_t w = 0;
+    for (Py_ssize_t p = PyList_GET_SIZE(parts) - 1; p >= 0; p--) {
+        PyObject *part = PyList_GET_ITEM(parts, p);
+        Py_ssize_t m = PyList_GET_SIZE(part);
+        for (Py_ssize_t k = 0; k < m; k++) {
+            if (skip_tokens > 0) {
+                skip_tokens--;
+                continue;
+            }
+            PyObject *tok = PyList_GET_ITEM(part, k);
+            Py_INCREF(tok);
+            PyList_SET_ITEM(out, w++, tok);
+        }
+    }
+    Py_DECREF(parts);
+    return out;
+fail:
+    Py_DECREF(parts);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"recurring_anchors", recurring_anchors, METH_VARARGS,
+     "[(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length:a], max(0, a - back), a - 1)) >= 0]"},
+    {"last_tokens", last_tokens, METH_VARARGS, "The loop of eval.classify.degeneracy._last_tokens (see the source)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_speedups", "Optional compiled helpers of eval.classify (issue 30, speed).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    init_classes();
+    return PyModule_Create(&module);
+}

@@ -3,8 +3,15 @@
  * built (setup.py builds it as an optional extension; a failed build leaves the package pure Python).
  * tests/unit/classify/test_speedups.py compares the two on many texts, random, unicode and adversarial ones.
  *
- * recurring_anchors(text, anchors, length, back):
+ * recurring_anchors(text, anchors, length, back, twice=False):
  *     [(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length : a], max(0, a - back), a - 1)) >= 0]
+ *     with `twice`, only those where the anchor occurs one period p = a - length - j before that too
+ *     (j >= p and text[j - p : j - p + length] == text[a - length : a]) and is not all blanks (str.isspace).
+ *
+ * unknown_marked(tokens, known, halves, min_len):
+ *     the tokens (bytes, in set order) that identifiers._check gives to IdentifierIndex.original_of, stripped of
+ *     edge dots and dashes, less those for which original_of returns None at once: no candidate under either half
+ *     key of `halves`, no digit and no slash.
  *
  * last_tokens(tail, line_tokens, interjections, token_chars, window_tokens):
  *     the loop of degeneracy._last_tokens over the lines of `tail` (already unfenced), from the end. A line of ASCII
@@ -25,7 +32,8 @@ recurring_anchors(PyObject *self, PyObject *args)
 {
     PyObject *text, *anchors;
     Py_ssize_t length, back;
-    if (!PyArg_ParseTuple(args, "UOnn:recurring_anchors", &text, &anchors, &length, &back))
+    int twice = 0;
+    if (!PyArg_ParseTuple(args, "UOnn|p:recurring_anchors", &text, &anchors, &length, &back, &twice))
         return NULL;
     if (length <= 0) {
         PyErr_SetString(PyExc_ValueError, "length must be positive");
@@ -80,6 +88,16 @@ recurring_anchors(PyObject *self, PyObject *args)
 #undef SEARCH
         if (j < 0)
             continue;
+        if (twice) { /* the anchor also one period before its previous occurrence, and not all blanks */
+            Py_ssize_t p = a - length - j;
+            if (j < p || memcmp(data + (size_t)(j - p) * kind, needle, width) != 0)
+                continue;
+            int blank = 1;
+            for (Py_ssize_t k = a - length; k < a && blank; k++)
+                blank = Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, k));
+            if (blank)
+                continue;
+        }
         PyObject *pair = PyTuple_New(2);
         if (pair == NULL)
             goto fail;
@@ -478,7 +496,120 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* unknown_marked */
+
+static PyObject *
+half_key(Py_ssize_t n, int which, const char *s, Py_ssize_t len)
+{
+    PyObject *a = PyLong_FromSsize_t(n), *b = PyLong_FromLong(which), *c = PyBytes_FromStringAndSize(s, len);
+    PyObject *key = (a && b && c) ? PyTuple_Pack(3, a, b, c) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(c);
+    return key;
+}
+
+/* 1 where halves[key] exists, 0 where not, -1 on error */
+static int
+has_half(PyObject *halves, Py_ssize_t n, int which, const char *s, Py_ssize_t len)
+{
+    PyObject *key = half_key(n, which, s, len);
+    if (key == NULL)
+        return -1;
+    PyObject *v = PyDict_GetItemWithError(halves, key);
+    Py_DECREF(key);
+    if (v == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    int r = PyObject_IsTrue(v); /* `for original in halves.get(key, ())`: an empty list holds no candidate */
+    return r;
+}
+
+static PyObject *
+unknown_marked(PyObject *self, PyObject *args)
+{
+    PyObject *tokens, *known, *halves;
+    Py_ssize_t min_len;
+    if (!PyArg_ParseTuple(args, "OO!O!n:unknown_marked", &tokens, &PySet_Type, &known, &PyDict_Type, &halves,
+                          &min_len))
+        return NULL;
+    PyObject *it = PyObject_GetIter(tokens);
+    if (it == NULL)
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    PyObject *tok;
+    while ((tok = PyIter_Next(it)) != NULL) {
+        if (!PyBytes_Check(tok)) {
+            Py_DECREF(tok);
+            PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
+            goto fail;
+        }
+        const char *s = PyBytes_AS_STRING(tok);
+        Py_ssize_t b = 0, e = PyBytes_GET_SIZE(tok);
+        while (b < e && (s[b] == '.' || s[b] == '-'))
+            b++;
+        while (e > b && (s[e - 1] == '.' || s[e - 1] == '-'))
+            e--;
+        Py_ssize_t n = e - b;
+        if (n < min_len) {
+            Py_DECREF(tok);
+            continue;
+        }
+        PyObject *stripped;
+        if (n == PyBytes_GET_SIZE(tok))
+            stripped = tok; /* bytes.strip returns the object itself where nothing is stripped */
+        else {
+            stripped = PyBytes_FromStringAndSize(s + b, n);
+            Py_DECREF(tok);
+            if (stripped == NULL)
+                goto fail;
+        }
+        const char *t = PyBytes_AS_STRING(stripped);
+        int in = PySet_Contains(known, stripped);
+        if (in != 0) {
+            Py_DECREF(stripped);
+            if (in < 0)
+                goto fail;
+            continue;
+        }
+        Py_ssize_t half = n / 2;
+        int cand = has_half(halves, n, 0, t, half);
+        if (cand == 0)
+            cand = has_half(halves, n, 1, t + half, n - half);
+        if (cand < 0) {
+            Py_DECREF(stripped);
+            goto fail;
+        }
+        if (!cand) {
+            int marked = 0;
+            for (Py_ssize_t k = 0; k < n && !marked; k++)
+                marked = (t[k] >= '0' && t[k] <= '9') || t[k] == '/';
+            if (!marked) {
+                Py_DECREF(stripped);
+                continue;
+            }
+        }
+        int rc = PyList_Append(out, stripped);
+        Py_DECREF(stripped);
+        if (rc < 0)
+            goto fail;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    Py_DECREF(it);
+    return out;
+fail:
+    Py_DECREF(it);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"unknown_marked", unknown_marked, METH_VARARGS, "The tokens that identifiers._check looks up (see the source)."},
     {"recurring_anchors", recurring_anchors, METH_VARARGS,
      "[(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length:a], max(0, a - back), a - 1)) >= 0]"},
     {"last_tokens", last_tokens, METH_VARARGS, "The loop of eval.classify.degeneracy._last_tokens (see the source)."},

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from itertools import islice, repeat
 
 from eval.classify.context import Context, History
+from eval.classify.degeneracy import _speedups
 from eval.classify.model import MAX_SPANS, Span, ToolSpec, Turn, span_at
 from eval.classify.names import MIN_NEAR_ID, NameIndex, id_near_miss, id_slip, is_id, is_name
 from eval.classify.paths import SPACED, extension_slip, split_ext
@@ -283,10 +284,8 @@ def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex, hi
     if not unknown:
         return spans
     # Plain words are never checked; the others (a digit or one of `_.-/`) are found in C, as in `add`.
-    for tok in unknown - set(b" ".join(unknown).translate(_SEPARATORS_TO_SPACE).split()):
-        tok = tok.strip(b".-")
-        if len(tok) < MIN_LEN or tok in index.known:
-            continue
+    marked = unknown - set(b" ".join(unknown).translate(_SEPARATORS_TO_SPACE).split())
+    for tok in _looked_up(marked, index):
         original = index.original_of(tok)
         if original is None:
             continue
@@ -294,6 +293,20 @@ def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex, hi
         if not history.contains(copy):  # the token set misses forms glued to punctuation ("kimi-kw.")
             spans.extend(_occurrences(name, text, copy, original.decode()))
     return spans
+
+
+def _looked_up(marked: set[bytes], index: IdentifierIndex) -> list[bytes]:
+    """The tokens of `marked`, in order, stripped of edge dots and dashes, that are long enough and not known; the
+    compiled helper leaves out those whose `original_of` is None at once (no candidate by half, no digit or slash)."""
+    if _speedups is not None:
+        looked: list[bytes] = _speedups.unknown_marked(marked, index.known, index.halves, MIN_LEN)
+        return looked
+    out = []
+    for tok in marked:
+        tok = tok.strip(b".-")
+        if len(tok) >= MIN_LEN and tok not in index.known:
+            out.append(tok)
+    return out
 
 
 def _occurrences(name: str, text: str, tok: str, original: str) -> list[Span]:

@@ -269,8 +269,8 @@ def _short_region_tail(text: str, t: ShortThresholds) -> Region | None:
     # Every anchor's look-back in one list comprehension (most find nothing: in prose about half of the fields have
     # no anchor that recurs at all); the anchors that recur are then taken in order, as one loop over all would.
     back = SHORT_ANCHOR + SHORT_MAX_PERIOD
-    if _speedups is not None:  # the same pairs, those with an earlier occurrence, in C
-        recurring = _speedups.recurring_anchors(text, anchors, SHORT_ANCHOR, back)
+    if _speedups is not None:  # the anchors that recur and pass the cheap filter below, in C
+        recurring = _speedups.recurring_anchors(text, anchors, SHORT_ANCHOR, back, True)
     else:
         found = [rfind(text[a - SHORT_ANCHOR : a], a - back if a > back else 0, a - 1) for a in anchors]
         recurring = [(a, j) for a, j in zip(anchors, found, strict=True) if j >= 0]

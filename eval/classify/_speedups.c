@@ -8,6 +8,15 @@
  *     with `twice`, only those where the anchor occurs one period p = a - length - j before that too
  *     (j >= p and text[j - p : j - p + length] == text[a - length : a]) and is not all blanks (str.isspace).
  *
+ * window_counts(tokens, classes, run):
+ *     of a window of at most 256 tokens: ("f" * run in "".join(map(classes.get, tokens, repeat("o"))),
+ *     len(set(zip(tokens, tokens[1:], tokens[2:]))), any(map(eq, tokens, tokens[1:]))), where every value of
+ *     `classes` is "f" or "".
+ *
+ * spaced_chunks(text, min_len):
+ *     (the characters of `text` other than space, newline, tab and CR, its chunks between those of min_len or more
+ *     characters, in order).
+ *
  * unknown_marked(tokens, known, halves, min_len):
  *     the tokens (bytes, in set order) that identifiers._check gives to IdentifierIndex.original_of, stripped of
  *     edge dots and dashes, less those for which original_of returns None at once: no candidate under either half
@@ -608,7 +617,128 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* window_counts */
+
+static int
+cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+static PyObject *
+window_counts(PyObject *self, PyObject *args)
+{
+    PyObject *tokens, *classes;
+    Py_ssize_t run;
+    if (!PyArg_ParseTuple(args, "O!O!n:window_counts", &PyList_Type, &tokens, &PyDict_Type, &classes, &run))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    if (n > 256) {
+        PyErr_SetString(PyExc_ValueError, "at most 256 tokens");
+        return NULL;
+    }
+    long ids[256], keys[256];
+    PyObject *first = PyDict_New(); /* token -> index of its first occurrence */
+    if (first == NULL)
+        return NULL;
+    Py_ssize_t cur = 0;
+    int hit = 0, doubled = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *tok = PyList_GET_ITEM(tokens, i);
+        PyObject *k = PyDict_GetItemWithError(first, tok);
+        if (k == NULL) {
+            if (PyErr_Occurred())
+                goto fail;
+            PyObject *v = PyLong_FromSsize_t(i);
+            if (v == NULL || PyDict_SetItem(first, tok, v) < 0) {
+                Py_XDECREF(v);
+                goto fail;
+            }
+            Py_DECREF(v);
+            ids[i] = (long)i;
+        }
+        else
+            ids[i] = PyLong_AsLong(k);
+        if (i > 0 && ids[i] == ids[i - 1])
+            doubled = 1;
+        /* "".join(map(_TOKEN_CLASS.get, tokens, repeat("o"))) holds "f" * run: "" is transparent */
+        PyObject *c = PyDict_GetItemWithError(classes, tok);
+        if (c == NULL && PyErr_Occurred())
+            goto fail;
+        if (c == NULL)
+            cur = 0;
+        else if (!PyUnicode_Check(c)) {
+            PyErr_SetString(PyExc_TypeError, "classes must be strings");
+            goto fail;
+        }
+        else if (PyUnicode_GET_LENGTH(c) == 0)
+            ;
+        else if (PyUnicode_GET_LENGTH(c) == 1 && PyUnicode_READ_CHAR(c, 0) == 'f') {
+            if (++cur >= run)
+                hit = 1;
+        }
+        else {
+            PyErr_SetString(PyExc_ValueError, "classes must be 'f' or ''");
+            goto fail;
+        }
+    }
+    Py_DECREF(first);
+    Py_ssize_t m = n >= 3 ? n - 2 : 0, distinct = 0;
+    for (Py_ssize_t i = 0; i < m; i++)
+        keys[i] = (ids[i] << 16) | (ids[i + 1] << 8) | ids[i + 2];
+    qsort(keys, (size_t)m, sizeof(long), cmp_long);
+    for (Py_ssize_t i = 0; i < m; i++)
+        distinct += i == 0 || keys[i] != keys[i - 1];
+    return Py_BuildValue("(Oni)", hit ? Py_True : Py_False, distinct, doubled);
+fail:
+    Py_DECREF(first);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* spaced_chunks */
+
+static PyObject *
+spaced_chunks(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t min_len;
+    if (!PyArg_ParseTuple(args, "Un:spaced_chunks", &text, &min_len))
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), seps = 0, run = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : ' ';
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+            seps += i < n;
+            if (run >= min_len) {
+                PyObject *chunk = PyUnicode_Substring(text, i - run, i);
+                if (chunk == NULL || PyList_Append(out, chunk) < 0) {
+                    Py_XDECREF(chunk);
+                    Py_DECREF(out);
+                    return NULL;
+                }
+                Py_DECREF(chunk);
+            }
+            run = 0;
+        }
+        else
+            run++;
+    }
+    PyObject *r = Py_BuildValue("(nO)", n - seps, out);
+    Py_DECREF(out);
+    return r;
+}
+
 static PyMethodDef methods[] = {
+    {"window_counts", window_counts, METH_VARARGS, "Counts of a token window for degeneracy.prose_degenerate."},
+    {"spaced_chunks", spaced_chunks, METH_VARARGS, "Characters other than space, newline, tab, CR; long chunks."},
     {"unknown_marked", unknown_marked, METH_VARARGS, "The tokens that identifiers._check looks up (see the source)."},
     {"recurring_anchors", recurring_anchors, METH_VARARGS,
      "[(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length:a], max(0, a - back), a - 1)) >= 0]"},

@@ -295,15 +295,22 @@ def prose_degenerate(text: str) -> bool:
     n_trigrams = len(tokens) - 2
     if n_trigrams < 1:  # fewer than three tokens: no trigram, no repeated unit
         return _function_run(tokens) > limits["function_run"]
-    classes = "".join(map(_TOKEN_CLASS.get, tokens, repeat("o")))
     run = math.floor(limits["function_run"]) + 1
-    if run <= 0 or "f" * run in classes:  # commas map to "": a run of function words is a run of "f"
+    if run <= 0:
         return True
-    distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
+    if _speedups is not None:  # the three counts below in one pass of C
+        function_run, distinct, doubled = _speedups.window_counts(tokens, _TOKEN_CLASS, run)
+    else:
+        classes = "".join(map(_TOKEN_CLASS.get, tokens, repeat("o")))
+        function_run = "f" * run in classes  # commas map to "": a run of function words is a run of "f"
+        distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
+        doubled = any(map(eq, tokens, tokens[1:]))
+    if function_run:
+        return True
     if len(tokens) >= MIN_TOKENS and distinct / n_trigrams < limits["distinct3"]:
         return True
     # A doubled word is a (lowercased) token after itself, so without one `stutter` is 0 (or None).
-    if not any(map(eq, tokens, tokens[1:])):
+    if not doubled:
         if limits["stutter"] < 0.0 and len(tokens) >= MIN_TOKENS:
             return True
         if n_trigrams - distinct < 2:

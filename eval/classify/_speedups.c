@@ -691,7 +691,7 @@ window_counts(PyObject *self, PyObject *args)
     qsort(keys, (size_t)m, sizeof(long), cmp_long);
     for (Py_ssize_t i = 0; i < m; i++)
         distinct += i == 0 || keys[i] != keys[i - 1];
-    return Py_BuildValue("(Oni)", hit ? Py_True : Py_False, distinct, doubled);
+    return Py_BuildValue("(OnO)", hit ? Py_True : Py_False, distinct, doubled ? Py_True : Py_False);
 fail:
     Py_DECREF(first);
     return NULL;

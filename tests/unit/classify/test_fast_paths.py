@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import random
 import re
+from itertools import repeat
+from operator import eq
 from pydoc_data.topics import topics
+from typing import Any
 
+import pytest
+
+import eval.classify.degeneracy as degeneracy_module
+import eval.classify.identifiers as identifiers_module
+import eval.classify.repetition as repetition_module
+import eval.classify.spacing as spacing_module
 from eval.classify.bytelevel import _NON_ASCII_WORD, SUSPECT, SUSPECT_RANGE, non_ascii_words
 from eval.classify.charsets import may_hold
 from eval.classify.degeneracy import (
@@ -13,14 +22,20 @@ from eval.classify.degeneracy import (
     _CJK_RANGE,
     _CODE_HINT,
     _PERIODIC,
+    _TOKEN_CLASS,
     _WORD,
     FUNCTION_WORDS,
+    INTERJECTIONS,
     TAIL_CHARS,
     TOKEN_CHARS,
+    WINDOW_TOKENS,
     _code_hint,
     _last_tokens,
+    _last_tokens_python,
+    _line_tokens,
     _may_repeat,
     _periodicity,
+    _unfenced,
     _window_tokens,
     degenerate,
     mostly_words,
@@ -53,7 +68,7 @@ from eval.classify.repetition import (
     worst_region,
 )
 from eval.classify.salad import _NON_LATIN_ALPHABETIC, _NON_LATIN_RANGE
-from eval.classify.spacing import _CODE, _chunks_of, _long_chunks, strip_code
+from eval.classify.spacing import _CODE, LONG_CHUNK, _chunks_of, _long_chunks, strip_code
 from eval.classify.special import _FAST, _may_hold_token
 from eval.classify.textual import _SURROGATE, _has_surrogate
 
@@ -438,3 +453,159 @@ def test_the_lead_byte_prefilter_never_hides_a_character_of_its_block() -> None:
         for (low, high), pattern in blocks:
             if pattern.search(text) is not None:
                 assert may_hold(text, low, high)
+
+
+# The optional compiled helpers (eval/classify/_speedups.c, built by setup.py where a C compiler is): each gives what
+# the pure-Python path gives, on real prose, random ASCII and Unicode, and adversarial texts. Without the build the
+# pure-Python paths alone run (the comparisons are skipped, the whole-classifier test still runs).
+_SPEEDUP_MODULES = (degeneracy_module, repetition_module, identifiers_module, spacing_module)
+_ALPHABET = [
+    *"abcXYZ019 _-'\"()[]*.,;:!?|/\\=<>@#$%&~^+`\t\n\x0b\x0c\r\x1c\x1f",
+    *"é’“İßΣ²\u3000\u00a0\u2028ｗ\U0001f600\ud800哈",
+]
+_WORDS = ["ha", "hehe", "lol", "w", "ｗ", "xd", "the", "of", "and", "Ha", "HAHA", "foo_bar", "x1", "\n", "    x y z"]
+
+
+def _random_texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        kind = rng.random()
+        start = rng.randrange(len(REFERENCE) - 6000)
+        if kind < 0.3:
+            text = REFERENCE[start : start + rng.randrange(0, 6000)]
+        elif kind < 0.55:
+            text = "".join(rng.choice(_ALPHABET) for _ in range(rng.randrange(0, 400)))
+        elif kind < 0.75:
+            text = " ".join(rng.choice([*_WORDS, "a b c", "the | x |", ", ,"]) for _ in range(rng.randrange(0, 300)))
+        elif kind < 0.85:
+            unit = "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(1, 40)))
+            text = REFERENCE[start : start + rng.randrange(0, 500)] + unit * rng.randint(2, 60)
+        else:
+            chars = list(REFERENCE[start : start + rng.randrange(0, 3000)])
+            for _ in range(rng.randrange(0, 20)):
+                if chars:
+                    chars[rng.randrange(len(chars))] = rng.choice(_ALPHABET)
+            text = "".join(chars)
+        out.append(text)
+    return out
+
+
+def _compiled() -> Any:
+    if degeneracy_module._speedups is None:
+        pytest.skip("the compiled helpers are not built here (setup.py build_ext --inplace)")
+    return degeneracy_module._speedups
+
+
+def test_compiled_last_tokens_are_the_python_loops() -> None:
+    compiled = _compiled()
+    for text in _random_texts(61, 6000) + _texts():
+        tail = text[-4 * TAIL_CHARS :]
+        if _CJK.search(tail) is not None:
+            continue
+        fast = compiled.last_tokens(_unfenced(tail), _line_tokens, INTERJECTIONS, TOKEN_CHARS, WINDOW_TOKENS)
+        assert fast == _last_tokens_python(tail), text[-300:]
+
+
+def test_compiled_recurring_anchors_are_the_rfind_loops() -> None:
+    compiled = _compiled()
+    for text in _random_texts(62, 3000):
+        n = len(text)
+        for length, back in ((ANCHOR, ANCHOR + MAX_PERIOD), (SHORT_ANCHOR, SHORT_ANCHOR + SHORT_MAX_PERIOD), (3, 7)):
+            anchors = [n, n - 16, n - 48, *range(length, n, 5)]
+            plain = []
+            for a in anchors:
+                if a <= length:
+                    continue
+                j = text.rfind(text[a - length : a], max(0, a - back), a - 1)
+                if j >= 0:
+                    plain.append((a, j))
+            assert compiled.recurring_anchors(text, anchors, length, back) == plain
+            twice = [
+                (a, j)
+                for a, j in plain
+                if j >= (p := a - length - j)
+                and text[j - p : j - p + length] == text[a - length : a]
+                and not text[a - length : a].isspace()
+            ]
+            assert compiled.recurring_anchors(text, anchors, length, back, True) == twice
+
+
+def test_compiled_window_counts_are_the_python_counts() -> None:
+    compiled = _compiled()
+    assert set(_TOKEN_CLASS.values()) <= {"f", ""}
+    rng = random.Random(63)
+    vocabulary = [*sorted(FUNCTION_WORDS)[:12], ",", "x", "y", "é", "哈", "0", "", "the"]
+    windows = [_window_tokens(t) for t in _random_texts(64, 1500)]
+    windows += [[rng.choice(vocabulary) for _ in range(rng.randint(0, 64))] for _ in range(3000)]
+    for tokens in windows:
+        for run in (1, 2, 3, 9):
+            classes = "".join(map(_TOKEN_CLASS.get, tokens, repeat("o")))
+            distinct = len(set(zip(tokens, tokens[1:], tokens[2:], strict=False)))
+            plain = ("f" * run in classes, distinct, any(map(eq, tokens, tokens[1:])))
+            assert compiled.window_counts(tokens, _TOKEN_CLASS, run) == plain, tokens
+
+
+def test_compiled_spaced_chunks_are_the_split_chunks() -> None:
+    compiled = _compiled()
+    pattern = re.compile(r"[^ \n\t\r]{24,}")
+    rng = random.Random(65)
+    alphabet = list("ab \n\t\r\xa0\x0b\x0c\u2028é\U0001f600")
+    texts = _random_texts(66, 2000)
+    texts += ["".join(rng.choice(alphabet) if rng.random() < 0.2 else "a" for _ in range(200)) for _ in range(3000)]
+    for text in texts:
+        total = len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
+        assert compiled.spaced_chunks(text, LONG_CHUNK) == (total, pattern.findall(text))
+        if total >= 80:
+            assert pattern.findall(text) == _chunks_of(text, total)
+
+
+def test_compiled_identifier_lookups_leave_out_only_tokens_without_an_original() -> None:
+    compiled = _compiled()
+    rng = random.Random(67)
+    pieces = ["src", "pkg", "module_1", "django", "db", "models", "query.py", "a3f9c2d1", "kimi-k3", "v1.2", "-", "."]
+    index = IdentifierIndex()
+    for _ in range(300):
+        index.add({"/".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))).encode() for _ in range(20)})
+    for _ in range(3000):
+        written = {
+            "".join(rng.choice([*pieces, "/", "0", "q", ".", "-", "é"]) for _ in range(rng.randint(1, 6))).encode()
+            for _ in range(rng.randint(0, 30))
+        }
+        plain = []
+        for tok in written:
+            tok = tok.strip(b".-")
+            if len(tok) >= 6 and tok not in index.known:
+                plain.append(tok)
+        fast = compiled.unknown_marked(written, index.known, index.halves, 6)
+        assert fast == [t for t in plain if t in fast]  # the same order
+        assert all(index.original_of(t) is None for t in plain if t not in fast)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_labels_are_the_same_with_and_without_the_compiled_helpers(seed: int, monkeypatch: Any) -> None:
+    import json
+
+    from benchmarks.bench_classify import Generator
+    from eval.classify import Context, classify_trajectory
+    from eval.classify.repetition import clear_text_caches
+
+    gen = Generator(seed, pool=60)
+    rng = random.Random(seed)
+    trajectories = [gen.trajectory(12)[0] for _ in range(40)]
+    for records in trajectories[::3]:  # random, unicode and adversarial text in every field
+        for record in records:
+            record["content"] = rng.choice(_random_texts(rng.randrange(10**6), 1)) * rng.choice((1, 1, 3))
+            record["reasoning_content"] = rng.choice(_texts())
+
+    def labels() -> list[str]:
+        clear_text_caches()
+        return [
+            json.dumps(classify_trajectory(r, Context.build("qwen3_coder")).to_json(), sort_keys=True)
+            for r in trajectories
+        ]
+
+    compiled = labels()
+    for module in _SPEEDUP_MODULES:
+        monkeypatch.setattr(module, "_speedups", None)
+    assert labels() == compiled

@@ -1,7 +1,7 @@
 /* Optional compiled helpers of the classifier (issue 30, speed): the same results as the pure-Python paths of
  * eval/classify/degeneracy.py and eval/classify/repetition.py, which stay and are used where this module is not
  * built (setup.py builds it as an optional extension; a failed build leaves the package pure Python).
- * tests/unit/classify/test_speedups.py compares the two on many texts, random, unicode and adversarial ones.
+ * tests/unit/classify/test_fast_paths.py compares the two on many texts, random, unicode and adversarial ones.
  *
  * recurring_anchors(text, anchors, length, back, twice=False):
  *     [(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length : a], max(0, a - back), a - 1)) >= 0]
@@ -754,5 +754,11 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     init_classes();
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* eval.classify.degeneracy.SPEEDUPS_API: a module built from another version of this file is not used */
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 1) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import zlib
 from dataclasses import dataclass
@@ -36,9 +37,18 @@ from pathlib import Path
 
 from eval.classify.charsets import may_hold
 
-try:  # the optional compiled helpers (setup.py); without them the pure-Python paths below give the same results
+# The optional compiled helpers (eval/classify/_speedups.c, built by setup.py where a C compiler is): the same results
+# as the pure-Python paths beside each use (tests/unit/classify/test_fast_paths.py), in less time. Not used where the
+# build failed, where the built module is of another version of the source (not rebuilt after a pull: `pip install
+# -e .` or `python setup.py build_ext --inplace` rebuilds it), or with SPECQUAL_PURE_PYTHON=1 in the environment.
+SPEEDUPS_API = 1
+try:
     from eval.classify import _speedups
 except ImportError:  # pragma: no cover - depends on the build
+    _speedups = None  # type: ignore[assignment]
+if _speedups is not None and (
+    getattr(_speedups, "API", None) != SPEEDUPS_API or os.environ.get("SPECQUAL_PURE_PYTHON", "") not in ("", "0")
+):
     _speedups = None  # type: ignore[assignment]
 
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
@@ -232,7 +242,7 @@ def _last_tokens(text: str) -> list[str] | None:
     tail = text[-4 * TAIL_CHARS :]
     if not tail.isascii() and may_hold(tail, *_CJK_RANGE) and _CJK.search(tail) is not None:
         return None
-    if _speedups is not None:  # the loop below in C, ASCII lines judged there (tests/unit/classify/test_speedups.py)
+    if _speedups is not None:  # the loop below in C, ASCII lines judged there (tests/unit/classify/test_fast_paths.py)
         tokens: list[str] | None = _speedups.last_tokens(
             _unfenced(tail), _line_tokens, INTERJECTIONS, TOKEN_CHARS, WINDOW_TOKENS
         )

@@ -17,6 +17,10 @@
  *     (the characters of `text` other than space, newline, tab and CR, its chunks between those of min_len or more
  *     characters, in order).
  *
+ * identifier_tokens(text):
+ *     set(text.encode("utf-8", "surrogatepass").translate(identifiers._TO_SPACE).split()), the set built by adding
+ *     the tokens in the same order (so it iterates in the same order).
+ *
  * unknown_marked(tokens, known, halves, min_len):
  *     the tokens (bytes, in set order) that identifiers._check gives to IdentifierIndex.original_of, stripped of
  *     edge dots and dashes, less those for which original_of returns None at once: no candidate under either half
@@ -76,16 +80,22 @@ recurring_anchors(PyObject *self, PyObject *args)
         Py_ssize_t end = a - 1; /* str.rfind(sub, start, end): sub inside text[start:end] */
         const char *needle = data + (size_t)(a - length) * kind;
         Py_ssize_t j = -1;
-        /* The last occurrence: the first and last characters compared before the rest. */
+        /* The last occurrence, searched backwards as str.rfind does: where the character before a candidate
+         * position is not in the anchor (a 64-bit bloom filter says so), no occurrence overlaps it. */
 #define SEARCH(T)                                                                                                  \
     {                                                                                                              \
         const T *d = (const T *)data;                                                                              \
-        T first = d[a - length], last = d[a - 1];                                                                  \
+        const T *p = d + (a - length);                                                                             \
+        unsigned long long mask = 0;                                                                               \
+        for (Py_ssize_t k = 0; k < length; k++)                                                                    \
+            mask |= 1ULL << (p[k] & 63);                                                                           \
         for (Py_ssize_t i = end - length; i >= start; i--) {                                                       \
-            if (d[i] == first && d[i + length - 1] == last && memcmp(d + i, needle, width) == 0) {                 \
+            if (d[i] == p[0] && d[i + length - 1] == p[length - 1] && memcmp(d + i, needle, width) == 0) {        \
                 j = i;                                                                                             \
                 break;                                                                                             \
             }                                                                                                      \
+            if (i > start && !(mask & (1ULL << (d[i - 1] & 63))))                                                  \
+                i -= length;                                                                                       \
         }                                                                                                          \
     }
         if (kind == PyUnicode_1BYTE_KIND)
@@ -736,7 +746,90 @@ spaced_chunks(PyObject *self, PyObject *args)
     return r;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* identifier_tokens */
+
+static unsigned char keep[128];
+
+static void
+init_keep(void)
+{
+    for (const char *p = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"; *p; p++)
+        keep[(unsigned char)*p] = 1;
+}
+
+static PyObject *
+identifier_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U:identifier_tokens", &text))
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *out = PySet_New(NULL);
+    if (out == NULL)
+        return NULL;
+    char stack[256];
+    char *buf = stack;
+    Py_ssize_t cap = sizeof(stack), len = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : ' ';
+        if (c < 128 && !keep[c]) {
+            if (len > 0) {
+                PyObject *tok = PyBytes_FromStringAndSize(buf, len);
+                if (tok == NULL || PySet_Add(out, tok) < 0) {
+                    Py_XDECREF(tok);
+                    goto fail;
+                }
+                Py_DECREF(tok);
+                len = 0;
+            }
+            continue;
+        }
+        if (len + 4 > cap) {
+            Py_ssize_t grown = cap * 2;
+            char *nb = buf == stack ? PyMem_Malloc((size_t)grown) : PyMem_Realloc(buf, (size_t)grown);
+            if (nb == NULL) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            if (buf == stack)
+                memcpy(nb, stack, (size_t)len);
+            buf = nb;
+            cap = grown;
+        }
+        /* UTF-8, surrogates as three bytes (the "surrogatepass" error handler) */
+        if (c < 0x80)
+            buf[len++] = (char)c;
+        else if (c < 0x800) {
+            buf[len++] = (char)(0xc0 | (c >> 6));
+            buf[len++] = (char)(0x80 | (c & 0x3f));
+        }
+        else if (c < 0x10000) {
+            buf[len++] = (char)(0xe0 | (c >> 12));
+            buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));
+            buf[len++] = (char)(0x80 | (c & 0x3f));
+        }
+        else {
+            buf[len++] = (char)(0xf0 | (c >> 18));
+            buf[len++] = (char)(0x80 | ((c >> 12) & 0x3f));
+            buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));
+            buf[len++] = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    if (buf != stack)
+        PyMem_Free(buf);
+    return out;
+fail:
+    if (buf != stack)
+        PyMem_Free(buf);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"identifier_tokens", identifier_tokens, METH_VARARGS, "identifiers.tokens of a text (see the source)."},
     {"window_counts", window_counts, METH_VARARGS, "Counts of a token window for degeneracy.prose_degenerate."},
     {"spaced_chunks", spaced_chunks, METH_VARARGS, "Characters other than space, newline, tab, CR; long chunks."},
     {"unknown_marked", unknown_marked, METH_VARARGS, "The tokens that identifiers._check looks up (see the source)."},
@@ -754,6 +847,7 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     init_classes();
+    init_keep();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.degeneracy.SPEEDUPS_API: a module built from another version of this file is not used */
     if (m != NULL && PyModule_AddIntConstant(m, "API", 1) < 0) {

@@ -44,7 +44,7 @@ from eval.classify.degeneracy import (
     statistics,
 )
 from eval.classify.formats import FORMATS, any_marker, any_marker_in, call_text_pattern, call_text_pattern_in
-from eval.classify.identifiers import IdentifierIndex
+from eval.classify.identifiers import _TO_SPACE, IdentifierIndex
 from eval.classify.names import is_id
 from eval.classify.neardup import near_duplicates
 from eval.classify.repetition import (
@@ -609,3 +609,17 @@ def test_the_labels_are_the_same_with_and_without_the_compiled_helpers(seed: int
     for module in _SPEEDUP_MODULES:
         monkeypatch.setattr(module, "_speedups", None)
     assert labels() == compiled
+
+
+def test_compiled_identifier_tokens_are_the_byte_tokens_in_the_same_order() -> None:
+    compiled = _compiled()
+    rng = random.Random(68)
+    alphabet = [*_ALPHABET, "\udfff", "\U0010ffff", "\x7f", "\x80", "ÿ", "Ā"]
+    texts = _random_texts(69, 3000)
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 600))) for _ in range(3000)]
+    texts += ["x" * 1000 + "/é" * 300, ""]
+    for text in texts:
+        plain = set(text.encode("utf-8", "surrogatepass").translate(_TO_SPACE).split())
+        fast = compiled.identifier_tokens(text)
+        assert fast == plain
+        assert list(fast) == list(plain)  # the same iteration order: the index keeps candidates in that order

@@ -17,6 +17,13 @@
  *     (the characters of `text` other than space, newline, tab and CR, its chunks between those of min_len or more
  *     characters, in order).
  *
+ * region_at(text, a, p):
+ *     (start, end) of repetition._region_at(text, a, p): the periodic region of period p around the anchor end a,
+ *     grown one character at a time instead of by galloping slice comparisons (the same largest extents).
+ *
+ * may_repeat(seq, max_unit, reps):
+ *     degeneracy._may_repeat: whether some p <= max_unit has (reps - 1) * p consecutive i with seq[i] == seq[i + p].
+ *
  * identifier_tokens(text):
  *     set(text.encode("utf-8", "surrogatepass").translate(identifiers._TO_SPACE).split()), the set built by adding
  *     the tokens in the same order (so it iterates in the same order).
@@ -828,7 +835,65 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* region_at, may_repeat */
+
+static PyObject *
+region_at(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t a, p;
+    if (!PyArg_ParseTuple(args, "Unn:region_at", &text, &a, &p))
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (p <= 0 || a < p || a > n) {
+        PyErr_SetString(PyExc_ValueError, "need 0 < p <= a <= len(text)");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t back = 0, fwd = 0;
+    /* the largest k <= a - p with text[a - k : a] == text[a - k - p : a - p] */
+    while (back < a - p && PyUnicode_READ(kind, data, a - 1 - back) == PyUnicode_READ(kind, data, a - p - 1 - back))
+        back++;
+    /* the largest m <= n - a with text[a : a + m] == text[a - p : a - p + m] */
+    while (fwd < n - a && PyUnicode_READ(kind, data, a + fwd) == PyUnicode_READ(kind, data, a - p + fwd))
+        fwd++;
+    return Py_BuildValue("(nn)", a - back - p, a + fwd);
+}
+
+static PyObject *
+may_repeat(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    Py_ssize_t max_unit, reps;
+    if (!PyArg_ParseTuple(args, "y*nn:may_repeat", &buf, &max_unit, &reps))
+        return NULL;
+    const unsigned char *s = (const unsigned char *)buf.buf;
+    Py_ssize_t n = buf.len;
+    int found = 0;
+    for (Py_ssize_t p = 1; p <= max_unit && !found; p++) {
+        if (n < reps * p)
+            break;
+        Py_ssize_t need = (reps - 1) * p, run = 0;
+        for (Py_ssize_t i = 0; i + p < n; i++) {
+            if (s[i] == s[i + p]) {
+                if (++run >= need) {
+                    found = 1;
+                    break;
+                }
+            }
+            else
+                run = 0;
+        }
+    }
+    PyBuffer_Release(&buf);
+    return PyBool_FromLong(found);
+}
+
 static PyMethodDef methods[] = {
+    {"region_at", region_at, METH_VARARGS, "(start, end) of repetition._region_at (see the source)."},
+    {"may_repeat", may_repeat, METH_VARARGS, "degeneracy._may_repeat (see the source)."},
     {"identifier_tokens", identifier_tokens, METH_VARARGS, "identifiers.tokens of a text (see the source)."},
     {"window_counts", window_counts, METH_VARARGS, "Counts of a token window for degeneracy.prose_degenerate."},
     {"spaced_chunks", spaced_chunks, METH_VARARGS, "Characters other than space, newline, tab, CR; long chunks."},

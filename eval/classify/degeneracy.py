@@ -352,6 +352,8 @@ def _may_repeat(seq: bytes) -> bool:
     """Whether `_PERIODIC` matches anywhere in `seq`: a unit of p <= MAX_UNIT_TOKENS repeated MIN_REPS times is a
     window where seq[k + i] == seq[k + p + i] for (MIN_REPS - 1) * p consecutive i, a run of as many zero bytes in
     seq XOR seq shifted by p (computed on integers, in C; the regex tries every unit at every position)."""
+    if _speedups is not None:  # the same runs, counted in one loop of C
+        return _speedups.may_repeat(seq, MAX_UNIT_TOKENS, MIN_REPS)
     n = len(seq)
     for p in range(1, MAX_UNIT_TOKENS + 1):
         if n < MIN_REPS * p:

@@ -366,6 +366,9 @@ def _may_span(s: str, a: int, p: int, need: int) -> bool:
 
 def _region_at(s: str, a: int, p: int) -> Region:
     """The region of period `p` around anchor end `a` (the anchor recurs `p` characters earlier)."""
+    if _speedups is not None and 0 < p <= a <= len(s):  # the same extents, grown character by character in C
+        start, end = _speedups.region_at(s, a, p)
+        return Region(start, end, p)
     back = _grow(lambda k: s[a - k : a] == s[a - k - p : a - p], a - p)
     fwd = _grow(lambda m: s[a : a + m] == s[a - p : a - p + m], len(s) - a)
     return Region(a - back - p, a + fwd, p)

@@ -26,6 +26,8 @@ from eval.classify.degeneracy import (
     _WORD,
     FUNCTION_WORDS,
     INTERJECTIONS,
+    MAX_UNIT_TOKENS,
+    MIN_REPS,
     TAIL_CHARS,
     TOKEN_CHARS,
     WINDOW_TOKENS,
@@ -623,3 +625,27 @@ def test_compiled_identifier_tokens_are_the_byte_tokens_in_the_same_order() -> N
         fast = compiled.identifier_tokens(text)
         assert fast == plain
         assert list(fast) == list(plain)  # the same iteration order: the index keeps candidates in that order
+
+
+def test_compiled_region_growth_is_the_galloping_search(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(70)
+    for text in _random_texts(71, 3000):
+        for _ in range(5):
+            if len(text) < 2:
+                break
+            a = rng.randint(1, len(text))
+            p = rng.randint(1, a)
+            monkeypatch.setattr(repetition_module, "_speedups", None)
+            plain = _region_at(text, a, p)
+            monkeypatch.setattr(repetition_module, "_speedups", compiled)
+            assert Region(*compiled.region_at(text, a, p), p) == plain == _region_at(text, a, p)
+
+
+def test_compiled_may_repeat_is_the_xor_runs(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(72)
+    seqs = [bytes(rng.randrange(rng.randint(1, 6)) for _ in range(rng.randint(0, 70))) for _ in range(20000)]
+    monkeypatch.setattr(degeneracy_module, "_speedups", None)
+    for seq in seqs:
+        assert compiled.may_repeat(seq, MAX_UNIT_TOKENS, MIN_REPS) is _may_repeat(seq), seq

@@ -23,6 +23,11 @@ two runs, 40 trajectories and 0, over 2,000 turns):
     valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python benchmarks/bench_classify.py \
         --trajectories 40 --pool 300 --fresh-texts --no-reference-loop
 
+The classifier's optional compiled helpers (eval/classify/_speedups.c, built by `pip install -e .` or `python setup.py
+build_ext --inplace` where a C compiler is) give the same labels in about half the time; `SPECQUAL_PURE_PYTHON=1`
+runs without them (docs/trust/classifier.md, section "Speed"). A `PYTHONPATH` copy from `git archive` holds no
+built module, so it runs pure Python unless it is built there too.
+
 `--dump-labels FILE` writes every trajectory's labels.json (evidence included) as one JSON line, to compare two
 classifier versions turn by turn on the same trajectories (the older one from an extracted copy of the package:
 `git archive <commit> eval | tar -x -C /tmp/old`, then `PYTHONPATH=/tmp/old python benchmarks/bench_classify.py

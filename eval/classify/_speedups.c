@@ -1,6 +1,7 @@
-/* Optional compiled helpers of the classifier (issue 30, speed): the same results as the pure-Python paths of
- * eval/classify/degeneracy.py and eval/classify/repetition.py, which stay and are used where this module is not
- * built (setup.py builds it as an optional extension; a failed build leaves the package pure Python).
+/* Optional compiled helpers of the classifier (issue 30, speed): the same results as the pure-Python paths beside
+ * each use (eval/classify/degeneracy.py, repetition.py, spacing.py, identifiers.py, salad.py), which stay and are
+ * used where this module is not built (setup.py builds it as an optional extension; a failed build leaves the
+ * package pure Python), where it is of another API version, or with SPECQUAL_PURE_PYTHON=1.
  * tests/unit/classify/test_fast_paths.py compares the two on many texts, random, unicode and adversarial ones.
  *
  * recurring_anchors(text, anchors, length, back, twice=False):
@@ -876,6 +877,10 @@ may_repeat(PyObject *self, PyObject *args)
         if (n < reps * p)
             break;
         Py_ssize_t need = (reps - 1) * p, run = 0;
+        if (need <= 0) { /* bytes(0) is in any diff */
+            found = 1;
+            break;
+        }
         for (Py_ssize_t i = 0; i + p < n; i++) {
             if (s[i] == s[i + p]) {
                 if (++run >= need) {

@@ -1,5 +1,5 @@
 /* Optional compiled helpers of the classifier (issue 30, speed): the same results as the pure-Python paths beside
- * each use (eval/classify/degeneracy.py, repetition.py, spacing.py, identifiers.py, salad.py), which stay and are
+ * each use (eval/classify/degeneracy.py, repetition.py, spacing.py and identifiers.py), which stay and are
  * used where this module is not built (setup.py builds it as an optional extension; a failed build leaves the
  * package pure Python), where it is of another API version, or with SPECQUAL_PURE_PYTHON=1.
  * tests/unit/classify/test_fast_paths.py compares the two on many texts, random, unicode and adversarial ones.

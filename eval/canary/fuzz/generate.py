@@ -113,6 +113,9 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
         for req in requests:
             if any(f.startswith("structured:") for f in req.features):
                 _reasoning(ctx, req, f"fuzz-{seed}-{index}-{req.role}")
+    if ctx.reasoning_parser and "thinking_budget" in ctx.features:
+        for req in requests:
+            _thinking_budget(ctx, req, f"fuzz-{seed}-{index}-{req.role}")
     return Case(seed=seed, index=index, server=ServerConfig(), requests=requests)
 
 
@@ -386,6 +389,32 @@ def _reasoning(ctx: GenContext, req: TimedRequest, key: str) -> None:
     keep = max(1, ctx.max_model_len - int(req.params["max_tokens"]) - len(tail))
     req.prompt_token_ids = req.prompt_token_ids[-keep:] + tail
     req.features.append(f"reasoning:{how}")
+
+
+THINKING_BUDGET_SHARE = 0.35
+# Constraints that can forbid the `</think>` the budget forces: where they meet, the output is undefined.
+_BUDGET_CONFLICTS = ("bad_words", "allowed_token_ids", "logit_bias", "structured_outputs", "response_format")
+
+
+def _thinking_budget(ctx: GenContext, req: TimedRequest, key: str) -> None:
+    """`thinking_token_budget` (vLLM's ThinkingBudgetState, a logits processor with its own speculative path: it
+    forces the reasoning end once a request has thought that many tokens, counting drafts): some completions
+    requests end their prompt with `<think>` (reasoning open, if it is not already) and get a budget of 0-10
+    tokens, so the forced `</think>` falls inside a speculative step. Drawn from a stream of its own, so the rest of
+    the case is unchanged; the `thinking_budget` oracle checks where the end came."""
+    side = random.Random(f"specqual-fuzz-budget:{key}")
+    if side.random() >= THINKING_BUDGET_SHARE or req.endpoint != "completions" or req.role == "w":
+        return
+    if not ctx.space.accepts("completions", "thinking_token_budget") or "reasoning:closed" in req.features:
+        return
+    if any(k in req.params for k in _BUDGET_CONFLICTS) or req.derive or req.abort_after_tokens is not None:
+        return
+    start = ctx.book.tokenize(REASONING_START)
+    if "reasoning:open" not in req.features:
+        keep = max(1, ctx.max_model_len - int(req.params["max_tokens"]) - len(start))
+        req.prompt_token_ids = req.prompt_token_ids[-keep:] + start
+    req.params["thinking_token_budget"] = side.randint(0, 10)
+    req.features.append("thinking_budget")
 
 
 def _chat_tools(ctx: GenContext, rng: random.Random, req: TimedRequest, key: str) -> None:

@@ -275,6 +275,34 @@ class StructuredOracle:
         return _finding(self.name, cohort_obs, "pass" if ok else "fail", why)
 
 
+class ThinkingBudgetOracle:
+    """`thinking_token_budget` B on a prompt that ends in open reasoning: vLLM forces the reasoning end once B
+    tokens were thought, so the output's first `</think>` starts at token B at the latest, and an output longer
+    than B holds one. Requests whose other constraints could forbid the end are not generated with a budget."""
+
+    name = "thinking_budget"
+
+    def __init__(self, tokenize: Tokenize | None) -> None:
+        self.tokenize = tokenize
+
+    def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
+        budget = (cohort_obs.params or {}).get("thinking_token_budget")
+        if budget is None or self.tokenize is None or not answered(cohort_obs) or cohort_obs.extra.get("aborted"):
+            return None
+        end = self.tokenize(REASONING_END)
+        if not end:
+            return None
+        out = cohort_obs.output_token_ids or []
+        found = _find_all(out, end)
+        at = found[0] if found else None
+        if (at is None and len(out) > int(budget)) or (at is not None and at > int(budget)):
+            where = f"at token {at}" if at is not None else f"nowhere in {len(out)} tokens"
+            return _finding(
+                self.name, cohort_obs, "fail", f"reasoning end {where}, after the budget of {budget}", position=budget
+            )
+        return _finding(self.name, cohort_obs, "pass", f"reasoning ended within the budget of {budget}")
+
+
 def _matches(so: dict[str, Any], text: str) -> tuple[bool | None, str]:
     if "choice" in so:
         return text in so["choice"], f"{text!r} {'in' if text in so['choice'] else 'not in'} the choices"
@@ -461,6 +489,7 @@ def default_oracles(
         BadWordsOracle(tokenize),
         StopOracle(),
         StructuredOracle(),
+        ThinkingBudgetOracle(tokenize),
         SupportOracle(),
         CrashOracle(),
         AccountingOracle(),

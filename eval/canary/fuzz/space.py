@@ -80,7 +80,6 @@ TRANSPORT = frozenset(
         "reasoning_effort",
         "watermarking",
         "cache_hit_threshold",
-        "thinking_token_budget",
     }
 )
 # Fields the generator draws on purpose (eval/canary/fuzz/generate.py) and the oracles understand.
@@ -107,6 +106,7 @@ KNOWN = frozenset(
         "prompt_logprobs",
         "response_format",
         "structured_outputs",
+        "thinking_token_budget",
     }
 )
 

@@ -59,3 +59,14 @@ def test_steps_from_the_iteration_log_show_mixed_draft_counts(tmp_path: Path) ->
     assert got["steps_mixing_draft_counts"] == 1 and got["steps_below_k"] == 2
     assert got["histogram"]["2 req, 5 drafts"] == 1
     assert steps_from_logs(tmp_path / "none", 4) is None
+
+
+def test_reasoning_classes_are_vouched_for_only_where_the_server_runs_a_reasoning_parser() -> None:
+    from eval.canary.fuzz.coverage import REASONING_CLASSES
+
+    names = [name for name, _, _ in REASONING_CLASSES]
+    recs = [_rec(0, ["penalties"], "exact"), _rec(1, ["structured:regex", "reasoning:open"], "corrupted")]
+    assert not set(names) & set(class_verdicts(recs, 0.8, 0.3))  # no parser: not a class of this server
+    with_parser = class_verdicts(recs, 0.8, 0.3, reasoning_parser=True)
+    assert with_parser[names[0]]["verdict"] == "FAIL"
+    assert with_parser[names[1]]["verdict"] == "INCONCLUSIVE"  # no request carried a thinking budget

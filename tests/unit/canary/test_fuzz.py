@@ -279,3 +279,60 @@ def test_sampled_requests_of_one_case_draw_their_top_k_apart() -> None:
         pairs += len(picks) - 1 if picks else 0
         same += sum(a == b for a, b in itertools.pairwise(picks))
     assert pairs >= 20 and same / pairs < 0.4
+
+
+def test_a_reasoning_parser_gives_some_requests_a_thinking_budget_on_open_reasoning_and_nothing_else() -> None:
+    """`thinking_token_budget` (a logits processor that forces `</think>` after that many thought tokens, drafts
+    counted) is drawn for some completions requests of a server with a reasoning parser, on a prompt that ends in
+    open reasoning; never beside a constraint that could forbid the end; a server whose schema lacks the field
+    gets none; the rest of the case is the same (a stream of its own)."""
+    import dataclasses
+
+    from eval.canary.fuzz.case import REASONING_END, REASONING_START
+
+    marks = {REASONING_START: [900], REASONING_END: [901]}
+    fields = {**FIELDS, "thinking_token_budget": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}
+    space = space_from_openapi({"components": {"schemas": {"CompletionRequest": {"properties": fields}}}})
+    gen = dataclasses.replace(_gen(space), book=PromptBook(lambda t: marks.get(t) or toy_tokenize(t), 0))
+    parsed = dataclasses.replace(gen, reasoning_parser=True)
+    no_field = dataclasses.replace(parsed, space=_space())
+    budgets: list[int] = []
+    for i in range(120):
+        a, b, c = generate_case(parsed, 0, i), generate_case(gen, 0, i), generate_case(no_field, 0, i)
+        assert not any("thinking_budget" in x.features for x in c.requests)
+        for x, y in zip(a.requests, b.requests, strict=True):
+            if "thinking_budget" not in x.features:
+                continue
+            budget = x.params.pop("thinking_token_budget")
+            assert 0 <= budget <= 10 and x.prompt_token_ids[-1:] == [900] and x.endpoint == "completions"
+            assert not {"bad_words", "allowed_token_ids", "logit_bias", "structured_outputs"} & set(x.params)
+            assert x.params == y.params
+            budgets.append(budget)
+    assert len(budgets) >= 20 and len(set(budgets)) >= 5
+
+
+def test_the_thinking_budget_oracle_fails_a_late_reasoning_end_and_passes_an_end_within_the_budget() -> None:
+    from eval.canary.fuzz.oracles import ThinkingBudgetOracle
+    from eval.canary.records import ProbeRecord
+
+    def rec(out: list[int], budget: int) -> ProbeRecord:
+        return ProbeRecord(
+            probe_id="fuzz-000-r0", cohort="c", mode="fuzz", index=0, role="r0", output_token_ids=out,
+            output_text="", finish_reason="length", params={"max_tokens": 12, "thinking_token_budget": budget},
+        )  # fmt: skip
+
+    oracle = ThinkingBudgetOracle(lambda t: [901] if t == "</think>" else [1])
+    judged = {
+        (3, (5, 6, 901, 7)): "pass",  # ended early, by the model
+        (2, (5, 6, 901, 7)): "pass",  # forced at token 2, exactly the budget
+        (0, (901, 5)): "pass",
+        (1, (5, 6, 901)): "fail",  # one thought token too many
+        (2, (5, 6, 7, 8)): "fail",  # never ended, and longer than the budget
+        (4, (5, 6)): "pass",  # too short to reach the budget
+    }
+    for (budget, out), verdict in judged.items():
+        finding = oracle.judge(None, rec(list(out), budget), None)
+        assert finding is not None and finding.verdict == verdict, (budget, out, finding)
+    unbudgeted = rec([5, 6, 7], 1)
+    unbudgeted.params = {"max_tokens": 12}
+    assert oracle.judge(None, unbudgeted, None) is None

@@ -45,8 +45,8 @@ _TAILS = "most less more ever where what how one body thing self selves our"
 COMPOUND_HEADS = frozenset(_HEADS.split())
 COMPOUND_TAILS = frozenset(_TAILS.split())
 _RUN = re.compile(r"[A-Za-z]+")
-# Chunks with code marks, digits, paths or attribute access are names and code, not prose.
-_NOT_PROSE = re.compile(r"[_/\\=@<>{}|$%^&*~+#\d]|\.[a-z]|^-")
+# Chunks with code marks, digits, paths, attribute access, calls or command-line flags are names and code, not prose.
+_NOT_PROSE = re.compile(r"[_/\\=@<>{}|$%^&*~+#\d]|\.[a-z]|^-|\w\(")
 _WORD_OF_SOURCE = re.compile(r"(?<![A-Za-z_0-9])[A-Za-z][a-z]+(?![A-Za-z_0-9])")
 
 

@@ -60,6 +60,22 @@ def lexicon() -> frozenset[str]:
     return frozenset(w for w in words if not w.startswith("#")) | FUNCTION_WORDS
 
 
+_ENDINGS = ("s", "es", "ed", "d", "ing", "ly")
+
+
+def known(word: str, words: frozenset[str]) -> bool:
+    """`word` is a word of the lexicon or an inflection of one, either way round (`thank` beside `thanks`, `arrives`
+    beside `arrive`, `focused` beside `focus`): the lexicon holds the forms its source happens to use."""
+    if word in words:
+        return True
+    for ending in _ENDINGS:
+        if word + ending in words or (
+            word.endswith(ending) and len(word) > len(ending) + 2 and word[: -len(ending)] in words
+        ):
+            return True
+    return word.endswith("ing") and word[:-3] + "e" in words
+
+
 def _pieces(run: str, words: frozenset[str]) -> list[str] | None:
     """The split of `run` (lowercase) into the fewest words: words of three letters or more, two-letter function
     words, and `i` only first (`Ihope`); None if it does not split."""
@@ -72,7 +88,7 @@ def _pieces(run: str, words: frozenset[str]) -> list[str] | None:
             continue
         for j in range(i + 1, n + 1):
             piece = run[i:j]
-            if (len(piece) < 3 and piece not in FUNCTION_WORDS) or piece not in words:
+            if (len(piece) < 3 and piece not in FUNCTION_WORDS) or not known(piece, words):
                 continue
             if len(piece) == 1 and (piece != "i" or i > 0):
                 continue
@@ -87,7 +103,7 @@ def glue_points(run: str, words: frozenset[str] | None = None) -> int | None:
     word the lexicon lacks, another language)."""
     words = lexicon() if words is None else words
     low = run.lower()
-    if low in words or run[1:] != low[1:]:
+    if known(low, words) or run[1:] != low[1:]:
         return 0  # a word, or camelCase and capitals: a name
     pieces = _pieces(low, words) if len(run) <= MAX_RUN else None
     if pieces is None or len(pieces) < 2:

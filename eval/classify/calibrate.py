@@ -5,6 +5,7 @@
     .venv/bin/python -m eval.classify.calibrate --update run_together
     .venv/bin/python -m eval.classify.calibrate --update content_run
     .venv/bin/python -m eval.classify.calibrate --update midsentence_marks
+    .venv/bin/python -m eval.classify.calibrate --update glued_words
 
 Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
 clean replies; the `test` split is never read here) and, because those are mostly one model's agent notes, real
@@ -15,9 +16,9 @@ share of clean fields flagged is at most 4 x alpha by construction (0.08% at the
 is a separate chance to be flagged.
 `--write` stores the thresholds, with the counts and the command, in eval/classify/degeneracy.json. `--update NAME`
 calibrates one statistic (`near_duplicates`, eval/classify/neardup.py, `run_together`, eval/classify/spacing.py, or
-`content_run` and `midsentence_marks`, eval/classify/salad.py)
-on the same fields and replaces only its entry: the others stay as they were calibrated (the gettext catalogs differ
-from machine to machine).
+`content_run` and `midsentence_marks`, eval/classify/salad.py, or `glued_words`, eval/classify/glued.py: without
+the Python reference's pieces, the source of its lexicon) on the same fields and replaces only its entry: the
+others stay as they were calibrated (the gettext catalogs differ from machine to machine).
 """
 
 from __future__ import annotations
@@ -187,12 +188,23 @@ def calibrate_midsentence_marks(texts: list[str], alpha: float) -> dict[str, Any
     return _upper_threshold(lambda t: midsentence_marks(t[-READS:]), texts, alpha)
 
 
+def calibrate_glued_words(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The count of eval/classify/glued.py's glue points beyond which a field's words are glued, on the fields and the
+    gettext catalogs' pieces (words of other languages that split into English ones): at most `alpha` beyond it."""
+    from eval.classify.glued import glued_words
+
+    return _upper_threshold(glued_words, texts, alpha)
+
+
 UPDATES = {
     "near_duplicates": calibrate_near_duplicates,
     "run_together": recalibrate_run_together,
     "content_run": calibrate_content_run,
     "midsentence_marks": calibrate_midsentence_marks,
+    "glued_words": calibrate_glued_words,
 }
+# Entries whose statistic is built from the Python reference (glued.py's lexicon): its pieces would only add zeros.
+WITHOUT_REFERENCE = frozenset({"glued_words"})
 
 
 def update(name: str, texts: list[str], alpha: float, command: str) -> dict[str, Any]:
@@ -234,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     fields += [("pydoc_data.topics", piece) for piece in reference_prose()]
     if args.update:
         command = f"python -m eval.classify.calibrate --alpha {args.alpha} --update {args.update}"
-        record = update(args.update, [t for _, t in fields], args.alpha, command)
+        texts = [t for i, t in fields if args.update not in WITHOUT_REFERENCE or i != "pydoc_data.topics"]
+        record = update(args.update, texts, args.alpha, command)
         print(json.dumps(record[args.update], indent=2))
         write_atomic(CALIBRATION, record)
         return 0

@@ -1,8 +1,8 @@
 """`leaked_special_token`: a chat-template or vocabulary special token written as text (`<|im_end|>`,
 `<|eot_id|>`, `<｜end▁of▁sentence｜>`, `<end_of_turn>`, `<pad>`, `<unk>`, a trailing `</s>`, a run of `<s>`), and the
 markers of templates that are not `<|...|>` tokens (`[INST]`, `<<SYS>>`, `[AVAILABLE_TOOLS]`, `[gMASK]`,
-`<reserved_106>`, `]~b]`, `<extra_id_1>`, `<fim_middle>`, `[control_11]`), and a `<|token` opening that the reply ends
-in (the stream stopped inside a marker).
+`<reserved_106>`, `]~b]`, `<extra_id_1>`, `<fim_middle>`, `[control_11]`, Gemma's `<unused6226>`), and a `<|token`
+opening that the reply ends in (the stream stopped inside a marker).
 
 A healthy server never renders these in a reply: they end generation or are skipped when detokenizing. Tool-call
 tokens of a known family (`<|python_tag|>`, `<|channel|>`, DeepSeek's tool-call tokens) are `leaked_tool_xml`'s
@@ -27,6 +27,7 @@ TEMPLATE = (
     r"|<(?:beginning|end)_of_sentence>|\]~!b\[|\]~b\]|\[e~\["
     r"|<seed:(?:bos|eos)>|<extra_id_\d{1,3}>|<fim_(?:prefix|middle|suffix|pad)>"
     r"|\[control_\d{1,4}\]"  # Mistral's reserved control tokens (v3 and Tekken vocabularies)
+    r"|<unused\d{1,5}>|<(?:start|end)_of_image>"  # Gemma's reserved placeholders and image markers (1.10.0)
 )
 # A token cut by the end of the reply: the stream stopped inside a marker (`...<|tool_call`, `<|im_end|`).
 CUT_MARKER = r"<\|[A-Za-z][A-Za-z0-9_]{1,30}\|?\s*\Z"

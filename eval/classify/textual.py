@@ -24,6 +24,8 @@ from eval.classify.bytelevel import (
 )
 from eval.classify.charsets import may_hold
 from eval.classify.context import Context
+from eval.classify.glued import glued_runs
+from eval.classify.glued import threshold as glued_threshold
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 from eval.classify.spacing import run_together_share, threshold
 
@@ -90,6 +92,17 @@ def _discussed(text: str, start: int, end: int) -> bool:
 _EDGE = "`'\"()[]{}<>,.;:!?"
 
 
+def _glued_spans(name: str, text: str, ctx: Context) -> list[Span]:
+    """Words glued a few at a time (eval/classify/glued.py), beyond the calibrated count; a run the conversation
+    already holds (a name the user wrote) does not count."""
+    runs = [(a, b, n) for a, b, n in glued_runs(text) if not ctx.history.contains(text[a:b])]
+    total = sum(n for _, _, n in runs)
+    if total <= glued_threshold():
+        return []
+    why = f"words glued together: {total} glue points (beyond {glued_threshold():.0f})"
+    return [span_at(name, text, a, b, why) for a, b, _ in runs[:MAX_SPANS]]
+
+
 def _copied_window(text: str, start: int, end: int, ctx: Context) -> bool:
     """The word around the match already appears in the conversation: the model is quoting a tool result."""
     if ctx.history.empty:
@@ -107,6 +120,7 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
             start = len(text) - len(text.lstrip())
             why = f"words run together: {share:.2f} of the text in long chunks (beyond {threshold():.2f})"
             spans.append(span_at(name, text, start, len(text.rstrip()), why))
+        spans.extend(_glued_spans(name, text, ctx))
     for name, text in turn.fields:
         if "<0x" in text:
             spans.extend(_byte_token_spans(name, text, ctx))

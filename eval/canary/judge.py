@@ -83,7 +83,8 @@ def modelled(params: dict[str, Any] | None) -> bool:
     p = params or {}
     greedy = float(p.get("temperature") or 0.0) == 0.0
     unmodelled = any(p.get(k) not in (None, [], {}, 1.0, 1) for k in UNMODELLED)
-    return greedy and not unmodelled
+    # A thinking budget forces the reasoning end, whatever the model's scores (any budget, 0 and 1 included).
+    return greedy and not unmodelled and p.get("thinking_token_budget") is None
 
 
 def _scores(rec: ProbeRecord, i: int) -> dict[str, float] | None:

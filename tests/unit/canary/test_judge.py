@@ -105,3 +105,13 @@ def test_a_tie_outside_the_top_k_is_judged_from_the_other_sides_logprob() -> Non
     drifted = rec([71], [{1: -1.0, 2: -4.1, 3: -6.2, 71: -4.94}], params)  # another distribution: a state bug
     apply_comparison(drifted, ref, "ref")
     assert drifted.judgement is not None and drifted.judgement["verdict"] == "corrupted"
+
+
+def test_a_thinking_budget_is_not_modelled_by_the_self_check_whatever_its_value() -> None:
+    """The budget forces `</think>` whatever the model's scores: a forced token is not the argmax, so requests
+    with any budget (0 and 1 included) are left to the reference comparison."""
+    from eval.canary.judge import modelled
+
+    assert modelled({"temperature": 0.0})
+    for budget in (0, 1, 7):
+        assert not modelled({"temperature": 0.0, "thinking_token_budget": budget})

@@ -51,6 +51,11 @@ class TimedRequest(_Model):
     banned_sequences: list[list[int]] = Field(
         default_factory=list, description="token ids of each bad word as vLLM bans them (not sent; for the oracle)"
     )
+    reasoning_end_ids: list[int] = Field(
+        default_factory=list,
+        description="token ids of the reasoning end (`</think>`) where the request has a thinking budget (not sent; "
+        "for the oracle)",
+    )
     until_others_done: bool = Field(
         False,
         description="a long request the others join: the client closes its stream once every other request is done",

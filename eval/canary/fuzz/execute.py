@@ -270,6 +270,7 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
                 sampled=req.sampled,
                 messages=req.messages,
                 banned_sequences=req.banned_sequences or None,
+                reasoning_end_ids=req.reasoning_end_ids or None,
                 after=req.after,
                 start_ms=req.start_ms,
                 abort_after_tokens=req.abort_after_tokens,

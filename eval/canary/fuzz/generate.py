@@ -414,6 +414,7 @@ def _thinking_budget(ctx: GenContext, req: TimedRequest, key: str) -> None:
         keep = max(1, ctx.max_model_len - int(req.params["max_tokens"]) - len(start))
         req.prompt_token_ids = req.prompt_token_ids[-keep:] + start
     req.params["thinking_token_budget"] = side.randint(0, 10)
+    req.reasoning_end_ids = ctx.book.tokenize(REASONING_END)
     req.features.append("thinking_budget")
 
 

@@ -287,9 +287,11 @@ class ThinkingBudgetOracle:
 
     def judge(self, case: Case | None, cohort_obs: ProbeRecord, reference_obs: ProbeRecord | None) -> Finding | None:
         budget = (cohort_obs.params or {}).get("thinking_token_budget")
-        if budget is None or self.tokenize is None or not answered(cohort_obs) or cohort_obs.extra.get("aborted"):
+        if budget is None or not answered(cohort_obs) or cohort_obs.extra.get("aborted"):
             return None
-        end = self.tokenize(REASONING_END)
+        end = list(cohort_obs.extra.get("reasoning_end_ids") or [])  # the generator's, as for bad words
+        if not end and self.tokenize is not None:
+            end = self.tokenize(REASONING_END)
         if not end:
             return None
         out = cohort_obs.output_token_ids or []

@@ -73,6 +73,7 @@ def request_of(rec: ProbeRecord, first: str | None) -> TimedRequest:
         abort_after_tokens=x.get("abort_after_tokens"),
         features=list(x.get("features") or [rec.mode]),
         banned_sequences=list(x.get("banned_sequences") or []),
+        reasoning_end_ids=list(x.get("reasoning_end_ids") or []),
         until_others_done=bool(x.get("until_others_done")),
     )
 

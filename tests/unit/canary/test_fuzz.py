@@ -305,6 +305,7 @@ def test_a_reasoning_parser_gives_some_requests_a_thinking_budget_on_open_reason
                 continue
             budget = x.params.pop("thinking_token_budget")
             assert 0 <= budget <= 10 and x.prompt_token_ids[-1:] == [900] and x.endpoint == "completions"
+            assert x.reasoning_end_ids == [901]  # for the oracle, which runs without a tokenizer
             assert not {"bad_words", "allowed_token_ids", "logit_bias", "structured_outputs"} & set(x.params)
             assert x.params == y.params
             budgets.append(budget)
@@ -316,12 +317,14 @@ def test_the_thinking_budget_oracle_fails_a_late_reasoning_end_and_passes_an_end
     from eval.canary.records import ProbeRecord
 
     def rec(out: list[int], budget: int) -> ProbeRecord:
-        return ProbeRecord(
+        r = ProbeRecord(
             probe_id="fuzz-000-r0", cohort="c", mode="fuzz", index=0, role="r0", output_token_ids=out,
             output_text="", finish_reason="length", params={"max_tokens": 12, "thinking_token_budget": budget},
         )  # fmt: skip
+        r.extra["reasoning_end_ids"] = [901]
+        return r
 
-    oracle = ThinkingBudgetOracle(lambda t: [901] if t == "</think>" else [1])
+    oracle = ThinkingBudgetOracle(None)  # as the fuzz mode runs it: the end ids come with the record
     judged = {
         (3, (5, 6, 901, 7)): "pass",  # ended early, by the model
         (2, (5, 6, 901, 7)): "pass",  # forced at token 2, exactly the budget

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from functools import cache
 
+from eval.classify.compiled import speedups as _speedups
+
 _NOT_LEAD = bytes(range(0xC2))  # ASCII and continuation bytes (C0 and C1 never occur)
 
 
+@cache
 def _lead(code_point: int) -> int:
     return (chr(code_point).encode("utf-8", "surrogatepass"))[0]
 
@@ -27,5 +30,8 @@ def _outside(low: int, high: int) -> bytes:
 def may_hold(text: str, low: int, high: int) -> bool:
     """False only where `text` holds no character in [low, high] (code points >= 0x80); lone surrogates count as
     their code points."""
+    if _speedups is not None:  # the same lead bytes, computed from the code points without encoding the text
+        found: bool = _speedups.lead_in(text, _lead(low), _lead(high))
+        return found
     leads = text.encode("utf-8", "surrogatepass").translate(None, _NOT_LEAD)
     return bool(leads) and bool(leads.translate(None, _outside(low, high)))

@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+import eval.classify.charsets as charsets_module
 import eval.classify.degeneracy as degeneracy_module
 import eval.classify.identifiers as identifiers_module
 import eval.classify.repetition as repetition_module
 import eval.classify.spacing as spacing_module
+import eval.classify.textual as textual_module
 from eval.classify.bytelevel import _NON_ASCII_WORD, SUSPECT, SUSPECT_RANGE, non_ascii_words
 from eval.classify.charsets import may_hold
 from eval.classify.degeneracy import (
@@ -460,7 +462,14 @@ def test_the_lead_byte_prefilter_never_hides_a_character_of_its_block() -> None:
 # The optional compiled helpers (eval/classify/_speedups.c, built by setup.py where a C compiler is): each gives what
 # the pure-Python path gives, on real prose, random ASCII and Unicode, and adversarial texts. Without the build the
 # pure-Python paths alone run (the comparisons are skipped, the whole-classifier test still runs).
-_SPEEDUP_MODULES = (degeneracy_module, repetition_module, identifiers_module, spacing_module)
+_SPEEDUP_MODULES = (
+    charsets_module,
+    degeneracy_module,
+    repetition_module,
+    identifiers_module,
+    spacing_module,
+    textual_module,
+)
 _ALPHABET = [
     *"abcXYZ019 _-'\"()[]*.,;:!?|/\\=<>@#$%&~^+`\t\n\x0b\x0c\r\x1c\x1f",
     *"é’“İßΣ²\u3000\u00a0\u2028ｗ\U0001f600\ud800哈",
@@ -649,3 +658,54 @@ def test_compiled_may_repeat_is_the_xor_runs(monkeypatch: Any) -> None:
     monkeypatch.setattr(degeneracy_module, "_speedups", None)
     for seq in seqs:
         assert compiled.may_repeat(seq, MAX_UNIT_TOKENS, MIN_REPS) is _may_repeat(seq), seq
+
+
+def _code_point_texts(seed: int, count: int) -> list[str]:
+    """Texts of code points from every plane and of every string kind (ASCII, Latin-1, UCS-2, UCS-4), surrogates
+    and the lead-byte boundaries (0x7f/0x80, 0x7ff/0x800, 0xffff/0x10000) among them, long ones too."""
+    rng = random.Random(seed)
+    edges = [0, 0x7F, 0x80, 0xBF, 0xFF, 0x100, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000]
+    edges += [0xFFFF, 0x10000, 0x3FFFF, 0x40000, 0x10FFFF]
+    texts = ["", "plain ASCII", "é", "\ud800", "\U0010ffff", "x" * 100000 + "\u00e9", "\u4e2d" * 50000]
+    for _ in range(count):
+        top = rng.choice((0x80, 0x100, 0x3000, 0x10000, 0x110000))
+        n = rng.choice((1, 3, 12, 200))
+        texts.append(
+            "".join(chr(rng.choice((rng.randrange(top), rng.choice(edges), 0x61))) for _ in range(rng.randint(0, n)))
+        )
+    return texts + _random_texts(seed + 1, 1000)
+
+
+def test_compiled_lead_bytes_are_the_encoded_lead_bytes(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(73)
+    blocks = [SUSPECT_RANGE, _CJK_RANGE, _NON_LATIN_RANGE, (0x80, 0x80), (0x800, 0xFFFF), (0x10000, 0x10FFFF)]
+    blocks += [(0xD800, 0xDFFF), (0xE000, 0xE000), (0x7FF, 0x800)]
+    for text in _code_point_texts(74, 4000):
+        for low, high in [
+            *blocks,
+            *[sorted((rng.randrange(0x80, 0x110000), rng.randrange(0x80, 0x110000))) for _ in range(3)],
+        ]:
+            monkeypatch.setattr(charsets_module, "_speedups", None)
+            plain = may_hold(text, low, high)
+            monkeypatch.setattr(charsets_module, "_speedups", compiled)
+            assert may_hold(text, low, high) is plain, (text[:50], low, high)
+    with pytest.raises(TypeError):
+        compiled.lead_in(b"bytes", 0xC2, 0xC5)
+
+
+def test_compiled_code_point_range_is_the_character_test(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(75)
+    for text in _code_point_texts(76, 4000):
+        points = set(map(ord, text))
+        ranges = [(0xD800, 0xDFFF), (0, 0), (0x80, 0x10FFFF), (5, 4), (-3, 0x61), (0x110000, 2**40)]
+        ranges += [sorted((rng.randrange(0x110000), rng.randrange(0x110000))) for _ in range(3)]
+        for low, high in ranges:
+            assert compiled.any_in(text, low, high) is any(low <= p <= high for p in points), (text[:50], low, high)
+        monkeypatch.setattr(textual_module, "_speedups", None)
+        plain = _has_surrogate(text)
+        monkeypatch.setattr(textual_module, "_speedups", compiled)
+        assert _has_surrogate(text) is plain
+    with pytest.raises(TypeError):
+        compiled.any_in(None, 0, 1)

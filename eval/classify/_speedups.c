@@ -34,6 +34,17 @@
  *     edge dots and dashes, less those for which original_of returns None at once: no candidate under either half
  *     key of `halves`, no digit and no slash.
  *
+ * index_add(tokens, known, halves, min_len):
+ *     identifiers.IdentifierIndex.add: the tokens not in `known` join it; those of them with a digit or a slash,
+ *     stripped of edge dots and dashes, of min_len bytes or more, join it too and are listed under their two half
+ *     keys (n, 0, tok[:n // 2]) and (n, 1, tok[n // 2:]) of `halves`, in the iteration order of `tokens` (the
+ *     Python path lists them in the order of a set derived from it: both orders are those of sets of bytes, which
+ *     differ from process to process with the hash seed).
+ *
+ * written_lookups(written, known, halves, min_len):
+ *     unknown_marked of the tokens of `written` not in `known` that hold a digit or one of `_.-/`, in the iteration
+ *     order of `written` (identifiers._check's `unknown` and `marked` sets, made in Python).
+ *
  * last_tokens(tail, line_tokens, interjections, token_chars, window_tokens):
  *     the loop of degeneracy._last_tokens over the lines of `tail` (already unfenced), from the end. A line of ASCII
  *     characters is judged and tokenized here (the prose test of degeneracy._prose_line, the tokenizer
@@ -50,6 +61,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------------------------------------- */
@@ -642,6 +654,167 @@ fail:
     return NULL;
 }
 
+/* halves.setdefault(key, []).append(tok); 0, or -1 on error */
+static int
+append_half(PyObject *halves, Py_ssize_t n, int which, const char *s, Py_ssize_t len, PyObject *tok)
+{
+    PyObject *key = half_key(n, which, s, len);
+    if (key == NULL)
+        return -1;
+    PyObject *list = PyDict_GetItemWithError(halves, key); /* borrowed */
+    if (list == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -1;
+        }
+        list = PyList_New(0);
+        int rc = list == NULL ? -1 : PyDict_SetItem(halves, key, list);
+        Py_DECREF(key);
+        Py_XDECREF(list); /* the dict holds it */
+        if (rc < 0)
+            return -1;
+    }
+    else
+        Py_DECREF(key);
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "halves must map to lists");
+        return -1;
+    }
+    return PyList_Append(list, tok);
+}
+
+static int
+has_byte_in(const char *s, Py_ssize_t n, const char *set)
+{
+    for (Py_ssize_t k = 0; k < n; k++)
+        if ((s[k] >= '0' && s[k] <= '9') || (s[k] != 0 && strchr(set, s[k]) != NULL))
+            return 1;
+    return 0;
+}
+
+static PyObject *
+index_add(PyObject *self, PyObject *args)
+{
+    PyObject *tokens, *known, *halves;
+    Py_ssize_t min_len;
+    if (!PyArg_ParseTuple(args, "OO!O!n:index_add", &tokens, &PySet_Type, &known, &PyDict_Type, &halves, &min_len))
+        return NULL;
+    if (tokens == known) {
+        PyErr_SetString(PyExc_ValueError, "tokens must not be the known set itself");
+        return NULL;
+    }
+    PyObject *it = PyObject_GetIter(tokens);
+    if (it == NULL)
+        return NULL;
+    PyObject *marked = PyList_New(0); /* the new tokens with a digit or a slash, in the iteration order */
+    if (marked == NULL) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    PyObject *tok;
+    while ((tok = PyIter_Next(it)) != NULL) {
+        if (!PyBytes_Check(tok)) {
+            Py_DECREF(tok);
+            PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
+            goto fail;
+        }
+        int in = PySet_Contains(known, tok);
+        if (in == 0) { /* new: known |= new (the stripped forms join only after every new token is in) */
+            in = PySet_Add(known, tok);
+            if (in == 0 && has_byte_in(PyBytes_AS_STRING(tok), PyBytes_GET_SIZE(tok), "/"))
+                in = PyList_Append(marked, tok);
+        }
+        Py_DECREF(tok);
+        if (in < 0)
+            goto fail;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    Py_CLEAR(it);
+    for (Py_ssize_t m = 0; m < PyList_GET_SIZE(marked); m++) {
+        tok = PyList_GET_ITEM(marked, m); /* borrowed */
+        const char *s = PyBytes_AS_STRING(tok);
+        Py_ssize_t b = 0, e = PyBytes_GET_SIZE(tok);
+        while (b < e && (s[b] == '.' || s[b] == '-'))
+            b++;
+        while (e > b && (s[e - 1] == '.' || s[e - 1] == '-'))
+            e--;
+        Py_ssize_t n = e - b;
+        if (n < min_len)
+            continue;
+        PyObject *stripped;
+        if (n == PyBytes_GET_SIZE(tok)) {
+            stripped = tok;
+            Py_INCREF(stripped);
+        }
+        else if ((stripped = PyBytes_FromStringAndSize(s + b, n)) == NULL)
+            goto fail;
+        const char *t = PyBytes_AS_STRING(stripped);
+        Py_ssize_t half = n / 2;
+        int rc = PySet_Add(known, stripped);
+        if (rc == 0)
+            rc = append_half(halves, n, 0, t, half, stripped);
+        if (rc == 0)
+            rc = append_half(halves, n, 1, t + half, n - half, stripped);
+        Py_DECREF(stripped);
+        if (rc < 0)
+            goto fail;
+    }
+    Py_DECREF(marked);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(it);
+    Py_DECREF(marked);
+    return NULL;
+}
+
+/* unknown_marked of the tokens of `written` that are not in `known` and hold a digit or one of `_.-/` */
+static PyObject *
+written_lookups(PyObject *self, PyObject *args)
+{
+    PyObject *written, *known, *halves;
+    Py_ssize_t min_len;
+    if (!PyArg_ParseTuple(args, "OO!O!n:written_lookups", &written, &PySet_Type, &known, &PyDict_Type, &halves,
+                          &min_len))
+        return NULL;
+    PyObject *it = PyObject_GetIter(written);
+    if (it == NULL)
+        return NULL;
+    PyObject *marked = PyList_New(0);
+    if (marked == NULL) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    PyObject *tok;
+    while ((tok = PyIter_Next(it)) != NULL) {
+        if (!PyBytes_Check(tok)) {
+            Py_DECREF(tok);
+            PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
+            goto fail;
+        }
+        int in = PySet_Contains(known, tok);
+        if (in == 0 && has_byte_in(PyBytes_AS_STRING(tok), PyBytes_GET_SIZE(tok), "_.-/"))
+            in = PyList_Append(marked, tok);
+        Py_DECREF(tok);
+        if (in < 0)
+            goto fail;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    Py_DECREF(it);
+    PyObject *call = Py_BuildValue("(OOOn)", marked, known, halves, min_len);
+    Py_DECREF(marked);
+    if (call == NULL)
+        return NULL;
+    PyObject *out = unknown_marked(self, call);
+    Py_DECREF(call);
+    return out;
+fail:
+    Py_DECREF(it);
+    Py_DECREF(marked);
+    return NULL;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* window_counts */
 
@@ -773,50 +946,100 @@ init_keep(void)
         keep[(unsigned char)*p] = 1;
 }
 
-static PyObject *
-identifier_tokens(PyObject *self, PyObject *args)
+/* The distinct tokens of one text, each kept once (a token repeats many times in code and logs: the bytes object of
+ * a repeat is never made). An open-addressing table of (start, length) slices of the encoded text. */
+typedef struct {
+    Py_ssize_t start, len;
+    uint64_t hash;
+} slice_entry;
+
+typedef struct {
+    slice_entry *slots;
+    size_t mask, used;
+} slice_set;
+
+static uint64_t
+slice_hash(const char *s, Py_ssize_t n)
 {
-    PyObject *text;
-    if (!PyArg_ParseTuple(args, "U:identifier_tokens", &text))
-        return NULL;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (Py_ssize_t k = 0; k < n; k++)
+        h = (h ^ (unsigned char)s[k]) * 1099511628211ULL;
+    return h;
+}
+
+static int
+slice_set_init(slice_set *set, size_t size)
+{
+    set->slots = PyMem_Calloc(size, sizeof(slice_entry));
+    set->mask = size - 1;
+    set->used = 0;
+    if (set->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 where the slice buf[start:start + len] was added, 0 where it was there already, -1 on error */
+static int
+slice_set_add(slice_set *set, const char *buf, Py_ssize_t start, Py_ssize_t len)
+{
+    if (2 * (set->used + 1) > set->mask + 1) {
+        size_t size = 2 * (set->mask + 1);
+        slice_entry *slots = PyMem_Calloc(size, sizeof(slice_entry));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t i = 0; i <= set->mask; i++) {
+            if (set->slots[i].len == 0)
+                continue;
+            size_t j = (size_t)set->slots[i].hash & (size - 1);
+            while (slots[j].len != 0)
+                j = (j + 1) & (size - 1);
+            slots[j] = set->slots[i];
+        }
+        PyMem_Free(set->slots);
+        set->slots = slots;
+        set->mask = size - 1;
+    }
+    uint64_t h = slice_hash(buf + start, len);
+    size_t j = (size_t)h & set->mask;
+    while (set->slots[j].len != 0) {
+        slice_entry *e = &set->slots[j];
+        if (e->hash == h && e->len == len && memcmp(buf + e->start, buf + start, (size_t)len) == 0)
+            return 0;
+        j = (j + 1) & set->mask;
+    }
+    set->slots[j].start = start;
+    set->slots[j].len = len;
+    set->slots[j].hash = h;
+    set->used++;
+    return 1;
+}
+
+/* The text as UTF-8 (surrogates as three bytes, as "surrogatepass" writes them), every ASCII character that cannot be
+ * part of an identifier written as a space; *out is PyMem_Malloc'ed, *out_len its length. */
+static int
+identifier_bytes(PyObject *text, char **out, Py_ssize_t *out_len)
+{
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    PyObject *out = PySet_New(NULL);
-    if (out == NULL)
-        return NULL;
-    char stack[256];
-    char *buf = stack;
-    Py_ssize_t cap = sizeof(stack), len = 0;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : ' ';
-        if (c < 128 && !keep[c]) {
-            if (len > 0) {
-                PyObject *tok = PyBytes_FromStringAndSize(buf, len);
-                if (tok == NULL || PySet_Add(out, tok) < 0) {
-                    Py_XDECREF(tok);
-                    goto fail;
-                }
-                Py_DECREF(tok);
-                len = 0;
-            }
-            continue;
-        }
-        if (len + 4 > cap) {
-            Py_ssize_t grown = cap * 2;
-            char *nb = buf == stack ? PyMem_Malloc((size_t)grown) : PyMem_Realloc(buf, (size_t)grown);
-            if (nb == NULL) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            if (buf == stack)
-                memcpy(nb, stack, (size_t)len);
-            buf = nb;
-            cap = grown;
-        }
-        /* UTF-8, surrogates as three bytes (the "surrogatepass" error handler) */
+    if (n > PY_SSIZE_T_MAX / 4 - 1) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    char *buf = PyMem_Malloc((size_t)(kind == PyUnicode_1BYTE_KIND ? 2 * n + 1 : 4 * n + 1));
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t len = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
         if (c < 0x80)
-            buf[len++] = (char)c;
+            buf[len++] = keep[c] ? (char)c : ' ';
         else if (c < 0x800) {
             buf[len++] = (char)(0xc0 | (c >> 6));
             buf[len++] = (char)(0x80 | (c & 0x3f));
@@ -833,13 +1056,57 @@ identifier_tokens(PyObject *self, PyObject *args)
             buf[len++] = (char)(0x80 | (c & 0x3f));
         }
     }
-    if (buf != stack)
+    *out = buf;
+    *out_len = len;
+    return 0;
+}
+
+static PyObject *
+identifier_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U:identifier_tokens", &text))
+        return NULL;
+    char *buf;
+    Py_ssize_t len;
+    if (identifier_bytes(text, &buf, &len) < 0)
+        return NULL;
+    slice_set seen;
+    if (slice_set_init(&seen, 256) < 0) {
         PyMem_Free(buf);
+        return NULL;
+    }
+    PyObject *out = PySet_New(NULL);
+    if (out == NULL)
+        goto fail;
+    Py_ssize_t i = 0;
+    while (i < len) {
+        while (i < len && buf[i] == ' ')
+            i++;
+        Py_ssize_t start = i;
+        while (i < len && buf[i] != ' ')
+            i++;
+        if (i == start)
+            break;
+        int added = slice_set_add(&seen, buf, start, i - start);
+        if (added < 0)
+            goto fail;
+        if (added) { /* a repeat would leave the set as it is: the same set, in the same order */
+            PyObject *tok = PyBytes_FromStringAndSize(buf + start, i - start);
+            if (tok == NULL || PySet_Add(out, tok) < 0) {
+                Py_XDECREF(tok);
+                goto fail;
+            }
+            Py_DECREF(tok);
+        }
+    }
+    PyMem_Free(seen.slots);
+    PyMem_Free(buf);
     return out;
 fail:
-    if (buf != stack)
-        PyMem_Free(buf);
-    Py_DECREF(out);
+    PyMem_Free(seen.slots);
+    PyMem_Free(buf);
+    Py_XDECREF(out);
     return NULL;
 }
 
@@ -968,6 +1235,8 @@ static PyMethodDef methods[] = {
     {"window_counts", window_counts, METH_VARARGS, "Counts of a token window for degeneracy.prose_degenerate."},
     {"spaced_chunks", spaced_chunks, METH_VARARGS, "Characters other than space, newline, tab, CR; long chunks."},
     {"unknown_marked", unknown_marked, METH_VARARGS, "The tokens that identifiers._check looks up (see the source)."},
+    {"written_lookups", written_lookups, METH_VARARGS, "identifiers._check's look-ups of a written set (see the source)."},
+    {"index_add", index_add, METH_VARARGS, "IdentifierIndex.add (see the source)."},
     {"recurring_anchors", recurring_anchors, METH_VARARGS,
      "[(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length:a], max(0, a - back), a - 1)) >= 0]"},
     {"last_tokens", last_tokens, METH_VARARGS, "The loop of eval.classify.degeneracy._last_tokens (see the source)."},
@@ -985,7 +1254,7 @@ PyInit__speedups(void)
     init_keep();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 2) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 3) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -628,7 +628,7 @@ def test_compiled_identifier_tokens_are_the_byte_tokens_in_the_same_order() -> N
     alphabet = [*_ALPHABET, "\udfff", "\U0010ffff", "\x7f", "\x80", "ÿ", "Ā"]
     texts = _random_texts(69, 3000)
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 600))) for _ in range(3000)]
-    texts += ["x" * 1000 + "/é" * 300, ""]
+    texts += ["x" * 1000 + "/é" * 300, "", " ".join(f"t_{i}" for i in range(20000)) * 2, "ab/1 " * 5000]
     for text in texts:
         plain = set(text.encode("utf-8", "surrogatepass").translate(_TO_SPACE).split())
         fast = compiled.identifier_tokens(text)
@@ -709,3 +709,69 @@ def test_compiled_code_point_range_is_the_character_test(monkeypatch: Any) -> No
         assert _has_surrogate(text) is plain
     with pytest.raises(TypeError):
         compiled.any_in(None, 0, 1)
+
+
+def _identifier_sets(seed: int, count: int) -> list[set[bytes]]:
+    """Token sets as the index meets them: real text, paths and names with digits, dots and dashes at the edges,
+    non-ASCII and very long tokens, empty sets."""
+    rng = random.Random(seed)
+    pieces = ["src", "pkg", "module_1", "django", "db", "models", "query.py", "a3f9c2d1", "kimi-k3", "v1.2", "-", "."]
+    pieces += ["é", "中", "\U0001f600", "0", "/", "_", "x" * 300]
+    sets: list[set[bytes]] = [set()]
+    for text in _random_texts(seed, count // 2):
+        sets.append(identifiers_module.tokens(text))
+    for _ in range(count // 2):
+        sets.append(
+            {
+                "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))).encode("utf-8", "surrogatepass")
+                for _ in range(rng.randint(0, 40))
+            }
+        )
+    return sets
+
+
+def _halves_as_multisets(
+    halves: dict[tuple[int, int, bytes], list[bytes]],
+) -> dict[tuple[int, int, bytes], list[bytes]]:
+    return {key: sorted(values) for key, values in halves.items()}
+
+
+def test_compiled_index_add_is_the_set_operations(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    plain, fast = IdentifierIndex(), IdentifierIndex()
+    for i, toks in enumerate(_identifier_sets(77, 3000)):
+        monkeypatch.setattr(identifiers_module, "_speedups", None)
+        plain.add(set(toks))
+        monkeypatch.setattr(identifiers_module, "_speedups", compiled)
+        fast.add(set(toks))
+        if i % 100 and i < 2990:
+            continue
+        assert fast.known == plain.known
+        # The same candidates under every key; their order is a set's (the hash seed's) in either path.
+        assert _halves_as_multisets(fast.halves) == _halves_as_multisets(plain.halves)
+    assert len(plain.halves) > 1000
+    with pytest.raises(TypeError):
+        compiled.index_add({"str"}, set(), {}, 6)
+    with pytest.raises(ValueError):
+        compiled.index_add(fast.known, fast.known, fast.halves, 6)
+
+
+def test_compiled_written_lookups_are_the_unknown_marked_tokens(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    index = IdentifierIndex()
+    sets = _identifier_sets(78, 2000)
+    for toks in sets[: len(sets) // 2 : 2]:
+        index.add(toks)
+    for written in sets:
+        unknown = written - index.known
+        marked = {t for t in unknown if re.search(rb"[0-9_./-]", t)}
+        expected = compiled.unknown_marked(marked, index.known, index.halves, 6)
+        fast = compiled.written_lookups(written, index.known, index.halves, 6)
+        assert sorted(fast) == sorted(expected)
+        monkeypatch.setattr(identifiers_module, "_speedups", None)
+        plain = identifiers_module._written_lookups(written, index)
+        monkeypatch.setattr(identifiers_module, "_speedups", compiled)
+        assert set(fast) <= set(plain)
+        assert all(index.original_of(t) is None for t in set(plain) - set(fast))
+    with pytest.raises(TypeError):
+        compiled.written_lookups([b"ok_1", 3], set(), {}, 6)

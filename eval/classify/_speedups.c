@@ -45,6 +45,10 @@
  *     unknown_marked of the tokens of `written` not in `known` that hold a digit or one of `_.-/`, in the iteration
  *     order of `written` (identifiers._check's `unknown` and `marked` sets, made in Python).
  *
+ * segment_keys(tail, key_chars):
+ *     of segments = neardup._segments(text) where tail = _unfenced(text[-READS:]): (len(segments), the number of
+ *     distinct segment[:key_chars], the number of distinct segment[-key_chars:]).
+ *
  * last_tokens(tail, line_tokens, interjections, token_chars, window_tokens):
  *     the loop of degeneracy._last_tokens over the lines of `tail` (already unfenced), from the end. A line of ASCII
  *     characters is judged and tokenized here (the prose test of degeneracy._prose_line, the tokenizer
@@ -937,26 +941,39 @@ spaced_chunks(PyObject *self, PyObject *args)
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* identifier_tokens */
 
-static unsigned char keep[128];
+/* keep_or_space[c]: c where c is an identifier character (ASCII), a space for any other ASCII character */
+static char keep_or_space[128];
 
 static void
 init_keep(void)
 {
-    for (const char *p = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"; *p; p++)
-        keep[(unsigned char)*p] = 1;
+    for (int c = 0; c < 128; c++)
+        keep_or_space[c] = ' ';
+    for (const char *p = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"; *p; p++) {
+        keep_or_space[(unsigned char)*p] = *p;
+    }
 }
 
 /* The distinct tokens of one text, each kept once (a token repeats many times in code and logs: the bytes object of
- * a repeat is never made). An open-addressing table of (start, length) slices of the encoded text. */
+ * a repeat is never made). An open-addressing table of (start, length) slices of the encoded text. A slot is taken
+ * where its `stamp` is the table's: the table of one call is reused by the next without clearing it. */
 typedef struct {
     Py_ssize_t start, len;
     uint64_t hash;
+    uint32_t stamp;
 } slice_entry;
 
 typedef struct {
     slice_entry *slots;
     size_t mask, used;
+    uint32_t stamp;
 } slice_set;
+
+#define SLICE_SET_MIN 256
+#define SLICE_SET_KEPT 65536 /* the largest table kept for the next call */
+static slice_entry *kept_slots = NULL;
+static size_t kept_size = 0;
+static uint32_t kept_stamp = 0;
 
 static uint64_t
 slice_hash(const char *s, Py_ssize_t n)
@@ -968,16 +985,41 @@ slice_hash(const char *s, Py_ssize_t n)
 }
 
 static int
-slice_set_init(slice_set *set, size_t size)
+slice_set_init(slice_set *set)
 {
-    set->slots = PyMem_Calloc(size, sizeof(slice_entry));
-    set->mask = size - 1;
     set->used = 0;
+    if (kept_slots != NULL) { /* taken from the cache, so a nested call would allocate its own */
+        set->slots = kept_slots;
+        set->mask = kept_size - 1;
+        kept_slots = NULL;
+        if (++kept_stamp == 0) { /* wrapped: every slot is free again once cleared */
+            memset(set->slots, 0, kept_size * sizeof(slice_entry));
+            kept_stamp = 1;
+        }
+        set->stamp = kept_stamp;
+        return 0;
+    }
+    set->slots = PyMem_Calloc(SLICE_SET_MIN, sizeof(slice_entry));
     if (set->slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
+    set->mask = SLICE_SET_MIN - 1;
+    set->stamp = kept_stamp == 0 ? (kept_stamp = 1) : kept_stamp;
     return 0;
+}
+
+static void
+slice_set_done(slice_set *set)
+{
+    size_t size = set->mask + 1;
+    if (kept_slots == NULL && size <= SLICE_SET_KEPT) {
+        kept_slots = set->slots;
+        kept_size = size;
+    }
+    else
+        PyMem_Free(set->slots);
+    set->slots = NULL;
 }
 
 /* 1 where the slice buf[start:start + len] was added, 0 where it was there already, -1 on error */
@@ -992,10 +1034,10 @@ slice_set_add(slice_set *set, const char *buf, Py_ssize_t start, Py_ssize_t len)
             return -1;
         }
         for (size_t i = 0; i <= set->mask; i++) {
-            if (set->slots[i].len == 0)
+            if (set->slots[i].stamp != set->stamp)
                 continue;
             size_t j = (size_t)set->slots[i].hash & (size - 1);
-            while (slots[j].len != 0)
+            while (slots[j].stamp == set->stamp)
                 j = (j + 1) & (size - 1);
             slots[j] = set->slots[i];
         }
@@ -1005,7 +1047,7 @@ slice_set_add(slice_set *set, const char *buf, Py_ssize_t start, Py_ssize_t len)
     }
     uint64_t h = slice_hash(buf + start, len);
     size_t j = (size_t)h & set->mask;
-    while (set->slots[j].len != 0) {
+    while (set->slots[j].stamp == set->stamp) {
         slice_entry *e = &set->slots[j];
         if (e->hash == h && e->len == len && memcmp(buf + e->start, buf + start, (size_t)len) == 0)
             return 0;
@@ -1014,9 +1056,35 @@ slice_set_add(slice_set *set, const char *buf, Py_ssize_t start, Py_ssize_t len)
     set->slots[j].start = start;
     set->slots[j].len = len;
     set->slots[j].hash = h;
+    set->slots[j].stamp = set->stamp;
     set->used++;
     return 1;
 }
+
+#define ENCODE_IDENTIFIER_BYTES(TYPE)                                                                                  \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                           \
+            Py_UCS4 c = d[i];                                                                                          \
+            if (c < 0x80)                                                                                              \
+                buf[len++] = keep_or_space[c];                                                                         \
+            else if (c < 0x800) {                                                                                      \
+                buf[len++] = (char)(0xc0 | (c >> 6));                                                                  \
+                buf[len++] = (char)(0x80 | (c & 0x3f));                                                                \
+            }                                                                                                          \
+            else if (c < 0x10000) {                                                                                    \
+                buf[len++] = (char)(0xe0 | (c >> 12));                                                                 \
+                buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));                                                         \
+                buf[len++] = (char)(0x80 | (c & 0x3f));                                                                \
+            }                                                                                                          \
+            else {                                                                                                     \
+                buf[len++] = (char)(0xf0 | (c >> 18));                                                                 \
+                buf[len++] = (char)(0x80 | ((c >> 12) & 0x3f));                                                        \
+                buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));                                                         \
+                buf[len++] = (char)(0x80 | (c & 0x3f));                                                                \
+            }                                                                                                          \
+        }                                                                                                              \
+    } while (0)
 
 /* The text as UTF-8 (surrogates as three bytes, as "surrogatepass" writes them), every ASCII character that cannot be
  * part of an identifier written as a space; *out is PyMem_Malloc'ed, *out_len its length. */
@@ -1036,26 +1104,12 @@ identifier_bytes(PyObject *text, char **out, Py_ssize_t *out_len)
         return -1;
     }
     Py_ssize_t len = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x80)
-            buf[len++] = keep[c] ? (char)c : ' ';
-        else if (c < 0x800) {
-            buf[len++] = (char)(0xc0 | (c >> 6));
-            buf[len++] = (char)(0x80 | (c & 0x3f));
-        }
-        else if (c < 0x10000) {
-            buf[len++] = (char)(0xe0 | (c >> 12));
-            buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));
-            buf[len++] = (char)(0x80 | (c & 0x3f));
-        }
-        else {
-            buf[len++] = (char)(0xf0 | (c >> 18));
-            buf[len++] = (char)(0x80 | ((c >> 12) & 0x3f));
-            buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));
-            buf[len++] = (char)(0x80 | (c & 0x3f));
-        }
-    }
+    if (kind == PyUnicode_1BYTE_KIND)
+        ENCODE_IDENTIFIER_BYTES(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        ENCODE_IDENTIFIER_BYTES(Py_UCS2);
+    else
+        ENCODE_IDENTIFIER_BYTES(Py_UCS4);
     *out = buf;
     *out_len = len;
     return 0;
@@ -1072,7 +1126,7 @@ identifier_tokens(PyObject *self, PyObject *args)
     if (identifier_bytes(text, &buf, &len) < 0)
         return NULL;
     slice_set seen;
-    if (slice_set_init(&seen, 256) < 0) {
+    if (slice_set_init(&seen) < 0) {
         PyMem_Free(buf);
         return NULL;
     }
@@ -1100,14 +1154,119 @@ identifier_tokens(PyObject *self, PyObject *args)
             Py_DECREF(tok);
         }
     }
-    PyMem_Free(seen.slots);
+    slice_set_done(&seen);
     PyMem_Free(buf);
     return out;
 fail:
-    PyMem_Free(seen.slots);
+    slice_set_done(&seen);
     PyMem_Free(buf);
     Py_XDECREF(out);
     return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* segment_keys */
+
+static int
+slice_set_clear(slice_set *set)
+{
+    set->used = 0;
+    if (++kept_stamp == 0) {
+        memset(set->slots, 0, (set->mask + 1) * sizeof(slice_entry));
+        kept_stamp = 1;
+    }
+    set->stamp = kept_stamp;
+    return 0;
+}
+
+static int
+segment_edge(Py_UCS4 c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '.' || c == '!' || c == '?';
+}
+
+static PyObject *
+segment_keys(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t key_chars;
+    if (!PyArg_ParseTuple(args, "Un:segment_keys", &text, &key_chars))
+        return NULL;
+    if (key_chars <= 0) {
+        PyErr_SetString(PyExc_ValueError, "key_chars must be positive");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (n > PY_SSIZE_T_MAX / 8 - 1)
+        return PyErr_NoMemory();
+    /* The text after neardup._ENDS's replacements, in their order, done in one pass: "\n\n" pairs from the left; "! ",
+     * "? " (which no pair makes or breaks); ".\n" where the newline is left of a pair and the character written before
+     * it is a period (a replacement writes ". ", which ends in a space); the CJK marks. */
+    Py_UCS4 *f = PyMem_Malloc((size_t)(2 * n + 1) * sizeof(Py_UCS4));
+    if (f == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t len = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        Py_UCS4 next = i + 1 < n ? PyUnicode_READ(kind, data, i + 1) : 0;
+        if ((c == '\n' && next == '\n') || ((c == '!' || c == '?') && next == ' ')) {
+            f[len++] = '.';
+            f[len++] = ' ';
+            i++;
+        }
+        else if (c == '\n' && len > 0 && f[len - 1] == '.')
+            f[len++] = ' ';
+        else if (c == 0x3002 || c == 0xff01 || c == 0xff1f) {
+            f[len++] = '.';
+            f[len++] = ' ';
+        }
+        else
+            f[len++] = c;
+    }
+    /* The pieces between ". " (str.split), stripped of neardup._EDGES, the empty ones left out; their first and last
+     * key_chars characters counted as distinct keys. */
+    slice_set keys;
+    if (slice_set_init(&keys) < 0) {
+        PyMem_Free(f);
+        return NULL;
+    }
+    const char *bytes = (const char *)f;
+    Py_ssize_t segments = 0, distinct[2] = {0, 0};
+    for (int which = 0; which < 2; which++) {
+        if (which == 1)
+            slice_set_clear(&keys);
+        Py_ssize_t j = 0;
+        while (j <= len) {
+            Py_ssize_t k = j;
+            while (k + 1 < len && !(f[k] == '.' && f[k + 1] == ' '))
+                k++;
+            if (k + 1 >= len)
+                k = len; /* the last piece */
+            Py_ssize_t b = j, e = k;
+            while (b < e && segment_edge(f[b]))
+                b++;
+            while (e > b && segment_edge(f[e - 1]))
+                e--;
+            if (e > b) {
+                Py_ssize_t m = e - b < key_chars ? e - b : key_chars;
+                Py_ssize_t at = which == 0 ? b : e - m;
+                int added = slice_set_add(&keys, bytes, at * (Py_ssize_t)sizeof(Py_UCS4), m * (Py_ssize_t)sizeof(Py_UCS4));
+                if (added < 0) {
+                    slice_set_done(&keys);
+                    PyMem_Free(f);
+                    return NULL;
+                }
+                distinct[which] += added;
+                segments += which == 0;
+            }
+            j = k + 2;
+        }
+    }
+    slice_set_done(&keys);
+    PyMem_Free(f);
+    return Py_BuildValue("(nnn)", segments, distinct[0], distinct[1]);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------- */
@@ -1237,6 +1396,7 @@ static PyMethodDef methods[] = {
     {"unknown_marked", unknown_marked, METH_VARARGS, "The tokens that identifiers._check looks up (see the source)."},
     {"written_lookups", written_lookups, METH_VARARGS, "identifiers._check's look-ups of a written set (see the source)."},
     {"index_add", index_add, METH_VARARGS, "IdentifierIndex.add (see the source)."},
+    {"segment_keys", segment_keys, METH_VARARGS, "The counts of neardup._keys_may_repeat (see the source)."},
     {"recurring_anchors", recurring_anchors, METH_VARARGS,
      "[(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length:a], max(0, a - back), a - 1)) >= 0]"},
     {"last_tokens", last_tokens, METH_VARARGS, "The loop of eval.classify.degeneracy._last_tokens (see the source)."},
@@ -1254,7 +1414,7 @@ PyInit__speedups(void)
     init_keep();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 3) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 4) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -14,6 +14,7 @@ import pytest
 import eval.classify.charsets as charsets_module
 import eval.classify.degeneracy as degeneracy_module
 import eval.classify.identifiers as identifiers_module
+import eval.classify.neardup as neardup_module
 import eval.classify.repetition as repetition_module
 import eval.classify.spacing as spacing_module
 import eval.classify.textual as textual_module
@@ -50,7 +51,8 @@ from eval.classify.degeneracy import (
 from eval.classify.formats import FORMATS, any_marker, any_marker_in, call_text_pattern, call_text_pattern_in
 from eval.classify.identifiers import _TO_SPACE, IdentifierIndex
 from eval.classify.names import is_id
-from eval.classify.neardup import near_duplicates
+from eval.classify.neardup import KEY_CHARS, near_duplicates
+from eval.classify.neardup import READS as NEAR_READS
 from eval.classify.repetition import (
     ANCHOR,
     FREE_TEXT,
@@ -467,6 +469,7 @@ _SPEEDUP_MODULES = (
     degeneracy_module,
     repetition_module,
     identifiers_module,
+    neardup_module,
     spacing_module,
     textual_module,
 )
@@ -775,3 +778,27 @@ def test_compiled_written_lookups_are_the_unknown_marked_tokens(monkeypatch: Any
         assert all(index.original_of(t) is None for t in set(plain) - set(fast))
     with pytest.raises(TypeError):
         compiled.written_lookups([b"ok_1", 3], set(), {}, 6)
+
+
+def test_compiled_segment_keys_are_the_segments_keys(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(79)
+    marks = [".", "!", "?", " ", "\n", "\t", "\r", "a", "b", "\u3002", "\uff01", "\uff1f", "é", "\U0001f600", "x y"]
+    texts = _random_texts(80, 3000) + _texts() + ["", ".", ". ", "\n\n\n", ".\n\n\n.\n", "!\n\n", "a" * 50000]
+    texts += ["".join(rng.choice(marks) for _ in range(rng.randint(0, 300))) for _ in range(6000)]
+    texts += [" ".join(rng.choice(["The fix is in the parser.", "x!", "y?\n", "\n\n", "z.\n"]) for _ in range(80))]
+    for text in texts:
+        segments = neardup_module._segments(text)
+        plain = (
+            len(segments),
+            len({s[:KEY_CHARS] for s in segments}),
+            len({s[-KEY_CHARS:] for s in segments}),
+        )
+        assert compiled.segment_keys(_unfenced(text[-NEAR_READS:]), KEY_CHARS) == plain, text[-200:]
+        for limit in (1.0, 3.0):
+            monkeypatch.setattr(neardup_module, "_speedups", None)
+            count = near_duplicates(text, limit)
+            monkeypatch.setattr(neardup_module, "_speedups", compiled)
+            assert near_duplicates(text, limit) == count
+    with pytest.raises(ValueError):
+        compiled.segment_keys("a. b", 0)

@@ -56,12 +56,9 @@
  *     `line_tokens(line)`, which returns None (not prose) or (len(stripped), tokens). Returns the last
  *     `window_tokens` tokens, or None where the window starts inside a line (as the Python loop does).
  *
- * lead_in(text, first, last):
- *     charsets.may_hold's test: whether a character of `text` (code point >= 0x80) has a UTF-8 lead byte (surrogates
- *     written as three bytes, as the "surrogatepass" error handler writes them) in [first, last].
- *
  * any_in(text, low, high):
- *     any(low <= ord(c) <= high for c in text).
+ *     any(low <= ord(c) <= high for c in text): charsets.may_hold, exactly (the Python path is a prefilter of lead
+ *     bytes), and textual._has_surrogate.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1330,40 +1327,7 @@ may_repeat(PyObject *self, PyObject *args)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------- */
-/* lead_in, any_in */
-
-static inline unsigned int
-utf8_lead(Py_UCS4 c)
-{
-    if (c < 0x800)
-        return 0xc0 | (c >> 6);
-    if (c < 0x10000)
-        return 0xe0 | (c >> 12);
-    return 0xf0 | (c >> 18);
-}
-
-static PyObject *
-lead_in(PyObject *self, PyObject *args)
-{
-    PyObject *text;
-    Py_ssize_t first, last;
-    if (!PyArg_ParseTuple(args, "Unn:lead_in", &text, &first, &last))
-        return NULL;
-    if (PyUnicode_IS_ASCII(text))
-        Py_RETURN_FALSE;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c >= 0x80) {
-            Py_ssize_t lead = (Py_ssize_t)utf8_lead(c);
-            if (first <= lead && lead <= last)
-                Py_RETURN_TRUE;
-        }
-    }
-    Py_RETURN_FALSE;
-}
+/* any_in */
 
 static PyObject *
 any_in(PyObject *self, PyObject *args)
@@ -1386,7 +1350,6 @@ any_in(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"lead_in", lead_in, METH_VARARGS, "charsets.may_hold's lead-byte test (see the source)."},
     {"any_in", any_in, METH_VARARGS, "Whether a character of text lies in [low, high]."},
     {"region_at", region_at, METH_VARARGS, "(start, end) of repetition._region_at (see the source)."},
     {"may_repeat", may_repeat, METH_VARARGS, "degeneracy._may_repeat (see the source)."},
@@ -1414,7 +1377,7 @@ PyInit__speedups(void)
     init_keep();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 4) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -938,16 +938,21 @@ spaced_chunks(PyObject *self, PyObject *args)
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* identifier_tokens */
 
-/* keep_or_space[c]: c where c is an identifier character (ASCII), a space for any other ASCII character */
+/* keep_or_space[c]: c where c is an identifier character (ASCII), a space for any other ASCII character;
+ * separator[b]: 1 for the bytes that end a token (those ASCII characters), 0 for the others (UTF-8 bytes too) */
 static char keep_or_space[128];
+static unsigned char separator[256];
 
 static void
 init_keep(void)
 {
-    for (int c = 0; c < 128; c++)
+    for (int c = 0; c < 128; c++) {
         keep_or_space[c] = ' ';
+        separator[c] = 1;
+    }
     for (const char *p = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"; *p; p++) {
         keep_or_space[(unsigned char)*p] = *p;
+        separator[(unsigned char)*p] = 0;
     }
 }
 
@@ -972,14 +977,8 @@ static slice_entry *kept_slots = NULL;
 static size_t kept_size = 0;
 static uint32_t kept_stamp = 0;
 
-static uint64_t
-slice_hash(const char *s, Py_ssize_t n)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (Py_ssize_t k = 0; k < n; k++)
-        h = (h ^ (unsigned char)s[k]) * 1099511628211ULL;
-    return h;
-}
+#define FNV_OFFSET 1469598103934665603ULL /* FNV-1a */
+#define FNV_PRIME 1099511628211ULL
 
 static int
 slice_set_init(slice_set *set)
@@ -1019,9 +1018,10 @@ slice_set_done(slice_set *set)
     set->slots = NULL;
 }
 
-/* 1 where the slice buf[start:start + len] was added, 0 where it was there already, -1 on error */
+/* 1 where the slice buf[start:start + len], of hash h (slice_hash), was added, 0 where it was there already, -1 on
+ * error */
 static int
-slice_set_add(slice_set *set, const char *buf, Py_ssize_t start, Py_ssize_t len)
+slice_set_add_hashed(slice_set *set, const char *buf, Py_ssize_t start, Py_ssize_t len, uint64_t h)
 {
     if (2 * (set->used + 1) > set->mask + 1) {
         size_t size = 2 * (set->mask + 1);
@@ -1042,7 +1042,6 @@ slice_set_add(slice_set *set, const char *buf, Py_ssize_t start, Py_ssize_t len)
         set->slots = slots;
         set->mask = size - 1;
     }
-    uint64_t h = slice_hash(buf + start, len);
     size_t j = (size_t)h & set->mask;
     while (set->slots[j].stamp == set->stamp) {
         slice_entry *e = &set->slots[j];
@@ -1118,10 +1117,18 @@ identifier_tokens(PyObject *self, PyObject *args)
     PyObject *text;
     if (!PyArg_ParseTuple(args, "U:identifier_tokens", &text))
         return NULL;
-    char *buf;
+    char *buf = NULL; /* the encoded text, where it is not ASCII (an ASCII text is its own UTF-8) */
+    const char *src;
     Py_ssize_t len;
-    if (identifier_bytes(text, &buf, &len) < 0)
-        return NULL;
+    if (PyUnicode_IS_ASCII(text)) {
+        src = (const char *)PyUnicode_DATA(text);
+        len = PyUnicode_GET_LENGTH(text);
+    }
+    else {
+        if (identifier_bytes(text, &buf, &len) < 0)
+            return NULL;
+        src = buf;
+    }
     slice_set seen;
     if (slice_set_init(&seen) < 0) {
         PyMem_Free(buf);
@@ -1132,18 +1139,21 @@ identifier_tokens(PyObject *self, PyObject *args)
         goto fail;
     Py_ssize_t i = 0;
     while (i < len) {
-        while (i < len && buf[i] == ' ')
+        while (i < len && separator[(unsigned char)src[i]])
             i++;
         Py_ssize_t start = i;
-        while (i < len && buf[i] != ' ')
+        uint64_t h = FNV_OFFSET;
+        while (i < len && !separator[(unsigned char)src[i]]) {
+            h = (h ^ (unsigned char)src[i]) * FNV_PRIME;
             i++;
+        }
         if (i == start)
             break;
-        int added = slice_set_add(&seen, buf, start, i - start);
+        int added = slice_set_add_hashed(&seen, src, start, i - start, h);
         if (added < 0)
             goto fail;
         if (added) { /* a repeat would leave the set as it is: the same set, in the same order */
-            PyObject *tok = PyBytes_FromStringAndSize(buf + start, i - start);
+            PyObject *tok = PyBytes_FromStringAndSize(src + start, i - start);
             if (tok == NULL || PySet_Add(out, tok) < 0) {
                 Py_XDECREF(tok);
                 goto fail;
@@ -1182,6 +1192,32 @@ segment_edge(Py_UCS4 c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '.' || c == '!' || c == '?';
 }
 
+#define SEGMENT_TRANSFORM(TYPE)                                                                                        \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                           \
+            Py_UCS4 c = d[i];                                                                                          \
+            if (c == '\n' || c == '!' || c == '?') {                                                                   \
+                Py_UCS4 next = i + 1 < n ? d[i + 1] : 0;                                                               \
+                if ((c == '\n' && next == '\n') || (c != '\n' && next == ' ')) {                                       \
+                    f[len++] = '.';                                                                                    \
+                    f[len++] = ' ';                                                                                    \
+                    i++;                                                                                               \
+                }                                                                                                      \
+                else {                                                                                                 \
+                    Py_UCS4 out = c == '\n' && len > 0 && f[len - 1] == '.' ? ' ' : c;                                 \
+                    f[len++] = out;                                                                                    \
+                }                                                                                                      \
+            }                                                                                                          \
+            else if (c == 0x3002 || c == 0xff01 || c == 0xff1f) {                                                      \
+                f[len++] = '.';                                                                                        \
+                f[len++] = ' ';                                                                                        \
+            }                                                                                                          \
+            else                                                                                                       \
+                f[len++] = c;                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
 static PyObject *
 segment_keys(PyObject *self, PyObject *args)
 {
@@ -1196,74 +1232,77 @@ segment_keys(PyObject *self, PyObject *args)
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    if (n > PY_SSIZE_T_MAX / 8 - 1)
+    if (n > PY_SSIZE_T_MAX / 16 - 2)
         return PyErr_NoMemory();
     /* The text after neardup._ENDS's replacements, in their order, done in one pass: "\n\n" pairs from the left; "! ",
      * "? " (which no pair makes or breaks); ".\n" where the newline is left of a pair and the character written before
      * it is a period (a replacement writes ". ", which ends in a space); the CJK marks. */
     Py_UCS4 *f = PyMem_Malloc((size_t)(2 * n + 1) * sizeof(Py_UCS4));
-    if (f == NULL)
-        return PyErr_NoMemory();
-    Py_ssize_t len = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        Py_UCS4 next = i + 1 < n ? PyUnicode_READ(kind, data, i + 1) : 0;
-        if ((c == '\n' && next == '\n') || ((c == '!' || c == '?') && next == ' ')) {
-            f[len++] = '.';
-            f[len++] = ' ';
-            i++;
-        }
-        else if (c == '\n' && len > 0 && f[len - 1] == '.')
-            f[len++] = ' ';
-        else if (c == 0x3002 || c == 0xff01 || c == 0xff1f) {
-            f[len++] = '.';
-            f[len++] = ' ';
-        }
-        else
-            f[len++] = c;
-    }
-    /* The pieces between ". " (str.split), stripped of neardup._EDGES, the empty ones left out; their first and last
-     * key_chars characters counted as distinct keys. */
-    slice_set keys;
-    if (slice_set_init(&keys) < 0) {
+    Py_ssize_t *bounds = PyMem_Malloc((size_t)(n + 2) * 2 * sizeof(Py_ssize_t)); /* (start, end) of each segment */
+    if (f == NULL || bounds == NULL) {
         PyMem_Free(f);
-        return NULL;
+        PyMem_Free(bounds);
+        return PyErr_NoMemory();
     }
-    const char *bytes = (const char *)f;
-    Py_ssize_t segments = 0, distinct[2] = {0, 0};
+    Py_ssize_t len = 0;
+    if (kind == PyUnicode_1BYTE_KIND)
+        SEGMENT_TRANSFORM(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        SEGMENT_TRANSFORM(Py_UCS2);
+    else
+        SEGMENT_TRANSFORM(Py_UCS4);
+    /* The pieces between ". " (str.split), stripped of neardup._EDGES, the empty ones left out. */
+    Py_ssize_t segments = 0;
+    for (Py_ssize_t j = 0; j <= len;) {
+        Py_ssize_t k = j;
+        while (k + 1 < len && !(f[k] == '.' && f[k + 1] == ' '))
+            k++;
+        if (k + 1 >= len)
+            k = len; /* the last piece */
+        Py_ssize_t b = j, e = k;
+        while (b < e && segment_edge(f[b]))
+            b++;
+        while (e > b && segment_edge(f[e - 1]))
+            e--;
+        if (e > b) {
+            bounds[2 * segments] = b;
+            bounds[2 * segments + 1] = e;
+            segments++;
+        }
+        j = k + 2;
+    }
+    /* Their first and last key_chars characters, counted as distinct keys. */
+    slice_set keys;
+    Py_ssize_t distinct[2] = {0, 0};
+    if (slice_set_init(&keys) < 0)
+        goto fail;
     for (int which = 0; which < 2; which++) {
         if (which == 1)
             slice_set_clear(&keys);
-        Py_ssize_t j = 0;
-        while (j <= len) {
-            Py_ssize_t k = j;
-            while (k + 1 < len && !(f[k] == '.' && f[k + 1] == ' '))
-                k++;
-            if (k + 1 >= len)
-                k = len; /* the last piece */
-            Py_ssize_t b = j, e = k;
-            while (b < e && segment_edge(f[b]))
-                b++;
-            while (e > b && segment_edge(f[e - 1]))
-                e--;
-            if (e > b) {
-                Py_ssize_t m = e - b < key_chars ? e - b : key_chars;
-                Py_ssize_t at = which == 0 ? b : e - m;
-                int added = slice_set_add(&keys, bytes, at * (Py_ssize_t)sizeof(Py_UCS4), m * (Py_ssize_t)sizeof(Py_UCS4));
-                if (added < 0) {
-                    slice_set_done(&keys);
-                    PyMem_Free(f);
-                    return NULL;
-                }
-                distinct[which] += added;
-                segments += which == 0;
+        for (Py_ssize_t g = 0; g < segments; g++) {
+            Py_ssize_t b = bounds[2 * g], e = bounds[2 * g + 1];
+            Py_ssize_t m = e - b < key_chars ? e - b : key_chars;
+            Py_ssize_t at = which == 0 ? b : e - m;
+            uint64_t h = FNV_OFFSET;
+            for (Py_ssize_t q = at; q < at + m; q++)
+                h = (h ^ f[q]) * FNV_PRIME;
+            int added = slice_set_add_hashed(&keys, (const char *)f, at * (Py_ssize_t)sizeof(Py_UCS4),
+                                             m * (Py_ssize_t)sizeof(Py_UCS4), h);
+            if (added < 0) {
+                slice_set_done(&keys);
+                goto fail;
             }
-            j = k + 2;
+            distinct[which] += added;
         }
     }
     slice_set_done(&keys);
     PyMem_Free(f);
+    PyMem_Free(bounds);
     return Py_BuildValue("(nnn)", segments, distinct[0], distinct[1]);
+fail:
+    PyMem_Free(f);
+    PyMem_Free(bounds);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------- */

@@ -49,6 +49,12 @@
  *     of segments = neardup._segments(text) where tail = _unfenced(text[-READS:]): (len(segments), the number of
  *     distinct segment[:key_chars], the number of distinct segment[-key_chars:]).
  *
+ * repeated_char(text, chars, length):
+ *     any(c * length in text for c in chars).
+ *
+ * ascii_code_hint(line):
+ *     degeneracy._code_hint(line) of an ASCII line (ValueError for another).
+ *
  * last_tokens(tail, line_tokens, interjections, token_chars, window_tokens):
  *     the loop of degeneracy._last_tokens over the lines of `tail` (already unfenced), from the end. A line of ASCII
  *     characters is judged and tokenized here (the prose test of degeneracy._prose_line, the tokenizer
@@ -1368,6 +1374,14 @@ may_repeat(PyObject *self, PyObject *args)
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* any_in */
 
+#define ANY_IN(TYPE)                                                                                                   \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++)                                                                             \
+            if ((Py_UCS4)d[i] - (Py_UCS4)low <= span)                                                                  \
+                Py_RETURN_TRUE;                                                                                        \
+    } while (0)
+
 static PyObject *
 any_in(PyObject *self, PyObject *args)
 {
@@ -1375,21 +1389,100 @@ any_in(PyObject *self, PyObject *args)
     Py_ssize_t low, high;
     if (!PyArg_ParseTuple(args, "Unn:any_in", &text, &low, &high))
         return NULL;
-    if (low > high || low > (Py_ssize_t)PyUnicode_MAX_CHAR_VALUE(text) || high < 0)
+    if (high > 0x10ffff)
+        high = 0x10ffff;
+    if (low < 0)
+        low = 0;
+    if (low > high || low > (Py_ssize_t)PyUnicode_MAX_CHAR_VALUE(text))
         Py_RETURN_FALSE;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (low <= (Py_ssize_t)c && (Py_ssize_t)c <= high)
-            Py_RETURN_TRUE;
-    }
+    Py_UCS4 span = (Py_UCS4)(high - low); /* c - low <= span, unsigned: low <= c <= high */
+    if (kind == PyUnicode_1BYTE_KIND)
+        ANY_IN(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        ANY_IN(Py_UCS2);
+    else
+        ANY_IN(Py_UCS4);
     Py_RETURN_FALSE;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* repeated_char, ascii_code_hint */
+
+#define REPEATED_CHAR(TYPE)                                                                                            \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                           \
+            Py_UCS4 c = d[i];                                                                                          \
+            if (c == prev) {                                                                                           \
+                if (++run >= length && listed)                                                                         \
+                    Py_RETURN_TRUE;                                                                                    \
+                continue;                                                                                              \
+            }                                                                                                          \
+            prev = c;                                                                                                  \
+            run = 1;                                                                                                   \
+            listed = c < 128 ? ascii[c] : 0;                                                                           \
+            for (Py_ssize_t k = 0; c >= 128 && k < m && !listed; k++)                                                  \
+                listed = PyUnicode_READ(ckind, cdata, k) == c;                                                         \
+            if (run >= length && listed)                                                                               \
+                Py_RETURN_TRUE;                                                                                        \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+repeated_char(PyObject *self, PyObject *args)
+{
+    PyObject *text, *chars;
+    Py_ssize_t length;
+    if (!PyArg_ParseTuple(args, "UUn:repeated_char", &text, &chars, &length))
+        return NULL;
+    if (length <= 0) {
+        PyErr_SetString(PyExc_ValueError, "length must be positive");
+        return NULL;
+    }
+    unsigned char ascii[128] = {0};
+    Py_ssize_t m = PyUnicode_GET_LENGTH(chars);
+    int ckind = PyUnicode_KIND(chars);
+    const void *cdata = PyUnicode_DATA(chars);
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_UCS4 c = PyUnicode_READ(ckind, cdata, k);
+        if (c < 128)
+            ascii[c] = 1;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_UCS4 prev = 0x110000; /* no character */
+    Py_ssize_t run = 0;
+    int listed = 0;
+    if (kind == PyUnicode_1BYTE_KIND)
+        REPEATED_CHAR(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        REPEATED_CHAR(Py_UCS2);
+    else
+        REPEATED_CHAR(Py_UCS4);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *
+ascii_code_hint(PyObject *self, PyObject *args)
+{
+    PyObject *line;
+    if (!PyArg_ParseTuple(args, "U:ascii_code_hint", &line))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(line)) {
+        PyErr_SetString(PyExc_ValueError, "the line must be ASCII");
+        return NULL;
+    }
+    return PyBool_FromLong(code_hint((const unsigned char *)PyUnicode_DATA(line), PyUnicode_GET_LENGTH(line)));
 }
 
 static PyMethodDef methods[] = {
     {"any_in", any_in, METH_VARARGS, "Whether a character of text lies in [low, high]."},
+    {"repeated_char", repeated_char, METH_VARARGS, "Whether a character of chars stands length times in a row."},
+    {"ascii_code_hint", ascii_code_hint, METH_VARARGS, "degeneracy._code_hint of an ASCII line."},
     {"region_at", region_at, METH_VARARGS, "(start, end) of repetition._region_at (see the source)."},
     {"may_repeat", may_repeat, METH_VARARGS, "degeneracy._may_repeat (see the source)."},
     {"identifier_tokens", identifier_tokens, METH_VARARGS, "identifiers.tokens of a text (see the source)."},
@@ -1416,7 +1509,7 @@ PyInit__speedups(void)
     init_keep();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 5) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 6) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -804,3 +804,42 @@ def test_compiled_segment_keys_are_the_segments_keys(monkeypatch: Any) -> None:
             assert near_duplicates(text, limit) == count
     with pytest.raises(ValueError):
         compiled.segment_keys("a. b", 0)
+
+
+def test_compiled_repeated_char_is_the_run_search(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(81)
+    marks = "!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001"
+    alphabet = [*marks, "a", " ", "\n", "é", "\U0001f600", "!!!!", "\u3002" * 5]
+    texts = _code_point_texts(82, 1000) + ["", "!" * 16, "!" * 15, "a" + "\u3002" * 16, "\U0001f600" * 40]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200))) for _ in range(5000)]
+    texts += [rng.choice(marks) * rng.randint(10, 20) + "x" for _ in range(500)] + ["," * 10**5 + ";"]
+    hits = 0
+    for text in texts:
+        for chars, length in ((marks, 16), ("!?,;", 16), ("a", 1), ("\u3002", 3), ("", 2), ("\U0001f600", 2)):
+            plain = any(c * length in text for c in chars)
+            assert compiled.repeated_char(text, chars, length) is plain, (text[:60], chars, length)
+            hits += plain
+        monkeypatch.setattr(repetition_module, "_speedups", None)
+        span = repetition_module._punctuation_span("content", text)
+        monkeypatch.setattr(repetition_module, "_speedups", compiled)
+        assert repetition_module._punctuation_span("content", text) == span
+    assert hits > 1000
+    with pytest.raises(ValueError):
+        compiled.repeated_char("abc", "a", 0)
+
+
+def test_compiled_ascii_code_hint_is_the_two_searches(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(83)
+    lines = [line for text in _random_texts(84, 2000) for line in text.split("\n") if line.isascii()]
+    lines += ["".join(chr(rng.randrange(128)) for _ in range(rng.randint(0, 80))) for _ in range(5000)]
+    lines += ["", "a..b", "a...b", "::", ":::", "-*+", "x" * 100000 + "9"]
+    for line in lines:
+        assert compiled.ascii_code_hint(line) is (_CODE_HINT.search(line) is not None), line
+        monkeypatch.setattr(degeneracy_module, "_speedups", None)
+        plain = _code_hint(line)
+        monkeypatch.setattr(degeneracy_module, "_speedups", compiled)
+        assert _code_hint(line) is plain
+    with pytest.raises(ValueError):
+        compiled.ascii_code_hint("é")

@@ -811,7 +811,7 @@ def test_compiled_repeated_char_is_the_run_search(monkeypatch: Any) -> None:
     rng = random.Random(81)
     marks = "!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001"
     alphabet = [*marks, "a", " ", "\n", "é", "\U0001f600", "!!!!", "\u3002" * 5]
-    texts = _code_point_texts(82, 1000) + ["", "!" * 16, "!" * 15, "a" + "\u3002" * 16, "\U0001f600" * 40]
+    texts = [*_code_point_texts(82, 1000), "", "!" * 16, "!" * 15, "a" + "\u3002" * 16, "\U0001f600" * 40]
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200))) for _ in range(5000)]
     texts += [rng.choice(marks) * rng.randint(10, 20) + "x" for _ in range(500)] + ["," * 10**5 + ";"]
     hits = 0

@@ -1374,10 +1374,19 @@ may_repeat(PyObject *self, PyObject *args)
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* any_in */
 
+/* In blocks of 64 characters without an early exit inside a block, which the compiler vectorizes. */
 #define ANY_IN(TYPE)                                                                                                   \
     do {                                                                                                               \
         const TYPE *d = (const TYPE *)data;                                                                            \
-        for (Py_ssize_t i = 0; i < n; i++)                                                                             \
+        Py_ssize_t i = 0;                                                                                              \
+        for (; i + 64 <= n; i += 64) {                                                                                 \
+            int hit = 0;                                                                                               \
+            for (int k = 0; k < 64; k++)                                                                               \
+                hit |= (Py_UCS4)d[i + k] - (Py_UCS4)low <= span;                                                       \
+            if (hit)                                                                                                   \
+                Py_RETURN_TRUE;                                                                                        \
+        }                                                                                                              \
+        for (; i < n; i++)                                                                                             \
             if ((Py_UCS4)d[i] - (Py_UCS4)low <= span)                                                                  \
                 Py_RETURN_TRUE;                                                                                        \
     } while (0)
@@ -1411,23 +1420,30 @@ any_in(PyObject *self, PyObject *args)
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* repeated_char, ascii_code_hint */
 
+/* A run of `length` ends at some position e >= i (no run ends before i): where d[i] is not a listed character, every
+ * run ending in [i, i + length) would hold it, so the next candidate is i + length; where it is, its run [j, k) is
+ * either long enough or ends every candidate before k + length - 1 (a run holds one character). */
 #define REPEATED_CHAR(TYPE)                                                                                            \
     do {                                                                                                               \
         const TYPE *d = (const TYPE *)data;                                                                            \
-        for (Py_ssize_t i = 0; i < n; i++) {                                                                           \
+        Py_ssize_t i = length - 1;                                                                                     \
+        while (i < n) {                                                                                                \
             Py_UCS4 c = d[i];                                                                                          \
-            if (c == prev) {                                                                                           \
-                if (++run >= length && listed)                                                                         \
-                    Py_RETURN_TRUE;                                                                                    \
+            int listed = c < 128 ? ascii[c] : 0;                                                                       \
+            for (Py_ssize_t q = 0; c >= 128 && q < m && !listed; q++)                                                  \
+                listed = PyUnicode_READ(ckind, cdata, q) == c;                                                         \
+            if (!listed) {                                                                                             \
+                i += length;                                                                                           \
                 continue;                                                                                              \
             }                                                                                                          \
-            prev = c;                                                                                                  \
-            run = 1;                                                                                                   \
-            listed = c < 128 ? ascii[c] : 0;                                                                           \
-            for (Py_ssize_t k = 0; c >= 128 && k < m && !listed; k++)                                                  \
-                listed = PyUnicode_READ(ckind, cdata, k) == c;                                                         \
-            if (run >= length && listed)                                                                               \
+            Py_ssize_t j = i, k = i + 1;                                                                               \
+            while (j > 0 && d[j - 1] == c && k - j < length)                                                           \
+                j--;                                                                                                   \
+            while (k < n && d[k] == c && k - j < length)                                                               \
+                k++;                                                                                                   \
+            if (k - j >= length)                                                                                       \
                 Py_RETURN_TRUE;                                                                                        \
+            i = k + length - 1;                                                                                        \
         }                                                                                                              \
     } while (0)
 
@@ -1454,9 +1470,6 @@ repeated_char(PyObject *self, PyObject *args)
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    Py_UCS4 prev = 0x110000; /* no character */
-    Py_ssize_t run = 0;
-    int listed = 0;
     if (kind == PyUnicode_1BYTE_KIND)
         REPEATED_CHAR(Py_UCS1);
     else if (kind == PyUnicode_2BYTE_KIND)

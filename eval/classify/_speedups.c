@@ -55,6 +55,10 @@
  * ascii_code_hint(line):
  *     degeneracy._code_hint(line) of an ASCII line (ValueError for another).
  *
+ * non_ascii_words(text):
+ *     list(bytelevel.non_ascii_words(text)): (start, end) of each run of non-space characters (str.isspace) that holds
+ *     a non-ASCII one, in order (the matches of bytelevel._NON_ASCII_WORD).
+ *
  * last_tokens(tail, line_tokens, interjections, token_chars, window_tokens):
  *     the loop of degeneracy._last_tokens over the lines of `tail` (already unfenced), from the end. A line of ASCII
  *     characters is judged and tokenized here (the prose test of degeneracy._prose_line, the tokenizer
@@ -1492,8 +1496,60 @@ ascii_code_hint(PyObject *self, PyObject *args)
     return PyBool_FromLong(code_hint((const unsigned char *)PyUnicode_DATA(line), PyUnicode_GET_LENGTH(line)));
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* non_ascii_words */
+
+#define NON_ASCII_WORDS(TYPE)                                                                                          \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        Py_ssize_t end = 0, i = 0;                                                                                     \
+        while (i < n) {                                                                                                \
+            Py_UCS4 c = d[i];                                                                                          \
+            if (c < 0x80 || Py_UNICODE_ISSPACE(c)) {                                                                   \
+                i++;                                                                                                   \
+                continue;                                                                                              \
+            }                                                                                                          \
+            Py_ssize_t start = i;                                                                                      \
+            while (start > end && !Py_UNICODE_ISSPACE(d[start - 1]))                                                   \
+                start--;                                                                                               \
+            end = i + 1;                                                                                               \
+            while (end < n && !Py_UNICODE_ISSPACE(d[end]))                                                             \
+                end++;                                                                                                 \
+            PyObject *pair = Py_BuildValue("(nn)", start, end);                                                        \
+            if (pair == NULL || PyList_Append(out, pair) < 0) {                                                        \
+                Py_XDECREF(pair);                                                                                      \
+                Py_DECREF(out);                                                                                        \
+                return NULL;                                                                                           \
+            }                                                                                                          \
+            Py_DECREF(pair);                                                                                           \
+            i = end;                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+non_ascii_words(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U:non_ascii_words", &text))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || PyUnicode_IS_ASCII(text))
+        return out;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        NON_ASCII_WORDS(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        NON_ASCII_WORDS(Py_UCS2);
+    else
+        NON_ASCII_WORDS(Py_UCS4);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"any_in", any_in, METH_VARARGS, "Whether a character of text lies in [low, high]."},
+    {"non_ascii_words", non_ascii_words, METH_VARARGS, "bytelevel.non_ascii_words as a list (see the source)."},
     {"repeated_char", repeated_char, METH_VARARGS, "Whether a character of chars stands length times in a row."},
     {"ascii_code_hint", ascii_code_hint, METH_VARARGS, "degeneracy._code_hint of an ASCII line."},
     {"region_at", region_at, METH_VARARGS, "(start, end) of repetition._region_at (see the source)."},
@@ -1522,7 +1578,7 @@ PyInit__speedups(void)
     init_keep();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 6) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 7) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import eval.classify.bytelevel as bytelevel_module
 import eval.classify.charsets as charsets_module
 import eval.classify.degeneracy as degeneracy_module
 import eval.classify.identifiers as identifiers_module
@@ -465,6 +466,7 @@ def test_the_lead_byte_prefilter_never_hides_a_character_of_its_block() -> None:
 # the pure-Python path gives, on real prose, random ASCII and Unicode, and adversarial texts. Without the build the
 # pure-Python paths alone run (the comparisons are skipped, the whole-classifier test still runs).
 _SPEEDUP_MODULES = (
+    bytelevel_module,
     charsets_module,
     degeneracy_module,
     repetition_module,
@@ -843,3 +845,35 @@ def test_compiled_ascii_code_hint_is_the_two_searches(monkeypatch: Any) -> None:
         assert _code_hint(line) is plain
     with pytest.raises(ValueError):
         compiled.ascii_code_hint("é")
+
+
+def test_compiled_non_ascii_words_are_the_regex_words(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(85)
+    alphabet = [
+        "a",
+        " ",
+        "\n",
+        "\t",
+        "é",
+        "’",
+        "\u00a0",
+        "\u2028",
+        "\u3000",
+        "\x1c",
+        "\x85",
+        "\U0001f600",
+        "\ud800",
+        "x1",
+    ]
+    texts = _code_point_texts(86, 2000) + _random_texts(87, 2000) + ["é" * 100000, ("a é " * 30000)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 120))) for _ in range(5000)]
+    for text in texts:
+        plain = [(m.start(), m.end()) for m in _NON_ASCII_WORD.finditer(text)]
+        assert compiled.non_ascii_words(text) == plain, text[:80]
+        monkeypatch.setattr(bytelevel_module, "_speedups", None)
+        assert list(non_ascii_words(text)) == plain
+        monkeypatch.setattr(bytelevel_module, "_speedups", compiled)
+        assert list(non_ascii_words(text)) == plain
+    with pytest.raises(TypeError):
+        compiled.non_ascii_words(b"bytes")

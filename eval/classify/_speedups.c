@@ -972,20 +972,20 @@ init_keep(void)
 typedef struct {
     Py_ssize_t start, len;
     uint64_t hash;
-    uint32_t stamp;
+    uint64_t stamp; /* 64 bits: never wraps in practice (a wrap clears the table taken) */
 } slice_entry;
 
 typedef struct {
     slice_entry *slots;
     size_t mask, used;
-    uint32_t stamp;
+    uint64_t stamp;
 } slice_set;
 
 #define SLICE_SET_MIN 256
-#define SLICE_SET_KEPT 65536 /* the largest table kept for the next call */
+#define SLICE_SET_KEPT 16384 /* the largest table kept for the next call (512 KiB) */
 static slice_entry *kept_slots = NULL;
 static size_t kept_size = 0;
-static uint32_t kept_stamp = 0;
+static uint64_t kept_stamp = 0;
 
 #define FNV_OFFSET 1469598103934665603ULL /* FNV-1a */
 #define FNV_PRIME 1099511628211ULL

@@ -34,15 +34,45 @@
  *     edge dots and dashes, less those for which original_of returns None at once: no candidate under either half
  *     key of `halves`, no digit and no slash.
  *
+ * index_add(tokens, known, halves, min_len):
+ *     identifiers.IdentifierIndex.add: the tokens not in `known` join it; those of them with a digit or a slash,
+ *     stripped of edge dots and dashes, of min_len bytes or more, join it too and are listed under their two half
+ *     keys (n, 0, tok[:n // 2]) and (n, 1, tok[n // 2:]) of `halves`, in the iteration order of `tokens` (the
+ *     Python path lists them in the order of a set derived from it: both orders are those of sets of bytes, which
+ *     differ from process to process with the hash seed).
+ *
+ * written_lookups(written, known, halves, min_len):
+ *     unknown_marked of the tokens of `written` not in `known` that hold a digit or one of `_.-/`, in the iteration
+ *     order of `written` (identifiers._check's `unknown` and `marked` sets, made in Python).
+ *
+ * segment_keys(tail, key_chars):
+ *     of segments = neardup._segments(text) where tail = _unfenced(text[-READS:]): (len(segments), the number of
+ *     distinct segment[:key_chars], the number of distinct segment[-key_chars:]).
+ *
+ * repeated_char(text, chars, length):
+ *     any(c * length in text for c in chars).
+ *
+ * ascii_code_hint(line):
+ *     degeneracy._code_hint(line) of an ASCII line (ValueError for another).
+ *
+ * non_ascii_words(text):
+ *     list(bytelevel.non_ascii_words(text)): (start, end) of each run of non-space characters (str.isspace) that holds
+ *     a non-ASCII one, in order (the matches of bytelevel._NON_ASCII_WORD).
+ *
  * last_tokens(tail, line_tokens, interjections, token_chars, window_tokens):
  *     the loop of degeneracy._last_tokens over the lines of `tail` (already unfenced), from the end. A line of ASCII
  *     characters is judged and tokenized here (the prose test of degeneracy._prose_line, the tokenizer
  *     `\w+|[^\w\s]+` on the lowercased line, interjections left out); any other line is given to
  *     `line_tokens(line)`, which returns None (not prose) or (len(stripped), tokens). Returns the last
  *     `window_tokens` tokens, or None where the window starts inside a line (as the Python loop does).
+ *
+ * any_in(text, low, high):
+ *     any(low <= ord(c) <= high for c in text): charsets.may_hold, exactly (the Python path is a prefilter of lead
+ *     bytes), and textual._has_surrogate.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------------------------------------- */
@@ -635,6 +665,167 @@ fail:
     return NULL;
 }
 
+/* halves.setdefault(key, []).append(tok); 0, or -1 on error */
+static int
+append_half(PyObject *halves, Py_ssize_t n, int which, const char *s, Py_ssize_t len, PyObject *tok)
+{
+    PyObject *key = half_key(n, which, s, len);
+    if (key == NULL)
+        return -1;
+    PyObject *list = PyDict_GetItemWithError(halves, key); /* borrowed */
+    if (list == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -1;
+        }
+        list = PyList_New(0);
+        int rc = list == NULL ? -1 : PyDict_SetItem(halves, key, list);
+        Py_DECREF(key);
+        Py_XDECREF(list); /* the dict holds it */
+        if (rc < 0)
+            return -1;
+    }
+    else
+        Py_DECREF(key);
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "halves must map to lists");
+        return -1;
+    }
+    return PyList_Append(list, tok);
+}
+
+static int
+has_byte_in(const char *s, Py_ssize_t n, const char *set)
+{
+    for (Py_ssize_t k = 0; k < n; k++)
+        if ((s[k] >= '0' && s[k] <= '9') || (s[k] != 0 && strchr(set, s[k]) != NULL))
+            return 1;
+    return 0;
+}
+
+static PyObject *
+index_add(PyObject *self, PyObject *args)
+{
+    PyObject *tokens, *known, *halves;
+    Py_ssize_t min_len;
+    if (!PyArg_ParseTuple(args, "OO!O!n:index_add", &tokens, &PySet_Type, &known, &PyDict_Type, &halves, &min_len))
+        return NULL;
+    if (tokens == known) {
+        PyErr_SetString(PyExc_ValueError, "tokens must not be the known set itself");
+        return NULL;
+    }
+    PyObject *it = PyObject_GetIter(tokens);
+    if (it == NULL)
+        return NULL;
+    PyObject *marked = PyList_New(0); /* the new tokens with a digit or a slash, in the iteration order */
+    if (marked == NULL) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    PyObject *tok;
+    while ((tok = PyIter_Next(it)) != NULL) {
+        if (!PyBytes_Check(tok)) {
+            Py_DECREF(tok);
+            PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
+            goto fail;
+        }
+        int in = PySet_Contains(known, tok);
+        if (in == 0) { /* new: known |= new (the stripped forms join only after every new token is in) */
+            in = PySet_Add(known, tok);
+            if (in == 0 && has_byte_in(PyBytes_AS_STRING(tok), PyBytes_GET_SIZE(tok), "/"))
+                in = PyList_Append(marked, tok);
+        }
+        Py_DECREF(tok);
+        if (in < 0)
+            goto fail;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    Py_CLEAR(it);
+    for (Py_ssize_t m = 0; m < PyList_GET_SIZE(marked); m++) {
+        tok = PyList_GET_ITEM(marked, m); /* borrowed */
+        const char *s = PyBytes_AS_STRING(tok);
+        Py_ssize_t b = 0, e = PyBytes_GET_SIZE(tok);
+        while (b < e && (s[b] == '.' || s[b] == '-'))
+            b++;
+        while (e > b && (s[e - 1] == '.' || s[e - 1] == '-'))
+            e--;
+        Py_ssize_t n = e - b;
+        if (n < min_len)
+            continue;
+        PyObject *stripped;
+        if (n == PyBytes_GET_SIZE(tok)) {
+            stripped = tok;
+            Py_INCREF(stripped);
+        }
+        else if ((stripped = PyBytes_FromStringAndSize(s + b, n)) == NULL)
+            goto fail;
+        const char *t = PyBytes_AS_STRING(stripped);
+        Py_ssize_t half = n / 2;
+        int rc = PySet_Add(known, stripped);
+        if (rc == 0)
+            rc = append_half(halves, n, 0, t, half, stripped);
+        if (rc == 0)
+            rc = append_half(halves, n, 1, t + half, n - half, stripped);
+        Py_DECREF(stripped);
+        if (rc < 0)
+            goto fail;
+    }
+    Py_DECREF(marked);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(it);
+    Py_DECREF(marked);
+    return NULL;
+}
+
+/* unknown_marked of the tokens of `written` that are not in `known` and hold a digit or one of `_.-/` */
+static PyObject *
+written_lookups(PyObject *self, PyObject *args)
+{
+    PyObject *written, *known, *halves;
+    Py_ssize_t min_len;
+    if (!PyArg_ParseTuple(args, "OO!O!n:written_lookups", &written, &PySet_Type, &known, &PyDict_Type, &halves,
+                          &min_len))
+        return NULL;
+    PyObject *it = PyObject_GetIter(written);
+    if (it == NULL)
+        return NULL;
+    PyObject *marked = PyList_New(0);
+    if (marked == NULL) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    PyObject *tok;
+    while ((tok = PyIter_Next(it)) != NULL) {
+        if (!PyBytes_Check(tok)) {
+            Py_DECREF(tok);
+            PyErr_SetString(PyExc_TypeError, "tokens must be bytes");
+            goto fail;
+        }
+        int in = PySet_Contains(known, tok);
+        if (in == 0 && has_byte_in(PyBytes_AS_STRING(tok), PyBytes_GET_SIZE(tok), "_.-/"))
+            in = PyList_Append(marked, tok);
+        Py_DECREF(tok);
+        if (in < 0)
+            goto fail;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    Py_DECREF(it);
+    PyObject *call = Py_BuildValue("(OOOn)", marked, known, halves, min_len);
+    Py_DECREF(marked);
+    if (call == NULL)
+        return NULL;
+    PyObject *out = unknown_marked(self, call);
+    Py_DECREF(call);
+    return out;
+fail:
+    Py_DECREF(it);
+    Py_DECREF(marked);
+    return NULL;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* window_counts */
 
@@ -757,13 +948,177 @@ spaced_chunks(PyObject *self, PyObject *args)
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* identifier_tokens */
 
-static unsigned char keep[128];
+/* keep_or_space[c]: c where c is an identifier character (ASCII), a space for any other ASCII character;
+ * separator[b]: 1 for the bytes that end a token (those ASCII characters), 0 for the others (UTF-8 bytes too) */
+static char keep_or_space[128];
+static unsigned char separator[256];
 
 static void
 init_keep(void)
 {
-    for (const char *p = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"; *p; p++)
-        keep[(unsigned char)*p] = 1;
+    for (int c = 0; c < 128; c++) {
+        keep_or_space[c] = ' ';
+        separator[c] = 1;
+    }
+    for (const char *p = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/"; *p; p++) {
+        keep_or_space[(unsigned char)*p] = *p;
+        separator[(unsigned char)*p] = 0;
+    }
+}
+
+/* The distinct tokens of one text, each kept once (a token repeats many times in code and logs: the bytes object of
+ * a repeat is never made). An open-addressing table of (start, length) slices of the encoded text. A slot is taken
+ * where its `stamp` is the table's: the table of one call is reused by the next without clearing it. */
+typedef struct {
+    Py_ssize_t start, len;
+    uint64_t hash;
+    uint64_t stamp; /* 64 bits: never wraps in practice (a wrap clears the table taken) */
+} slice_entry;
+
+typedef struct {
+    slice_entry *slots;
+    size_t mask, used;
+    uint64_t stamp;
+} slice_set;
+
+#define SLICE_SET_MIN 256
+#define SLICE_SET_KEPT 16384 /* the largest table kept for the next call (512 KiB) */
+static slice_entry *kept_slots = NULL;
+static size_t kept_size = 0;
+static uint64_t kept_stamp = 0;
+
+#define FNV_OFFSET 1469598103934665603ULL /* FNV-1a */
+#define FNV_PRIME 1099511628211ULL
+
+static int
+slice_set_init(slice_set *set)
+{
+    set->used = 0;
+    if (kept_slots != NULL) { /* taken from the cache, so a nested call would allocate its own */
+        set->slots = kept_slots;
+        set->mask = kept_size - 1;
+        kept_slots = NULL;
+        if (++kept_stamp == 0) { /* wrapped: every slot is free again once cleared */
+            memset(set->slots, 0, kept_size * sizeof(slice_entry));
+            kept_stamp = 1;
+        }
+        set->stamp = kept_stamp;
+        return 0;
+    }
+    set->slots = PyMem_Calloc(SLICE_SET_MIN, sizeof(slice_entry));
+    if (set->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    set->mask = SLICE_SET_MIN - 1;
+    set->stamp = kept_stamp == 0 ? (kept_stamp = 1) : kept_stamp;
+    return 0;
+}
+
+static void
+slice_set_done(slice_set *set)
+{
+    size_t size = set->mask + 1;
+    if (kept_slots == NULL && size <= SLICE_SET_KEPT) {
+        kept_slots = set->slots;
+        kept_size = size;
+    }
+    else
+        PyMem_Free(set->slots);
+    set->slots = NULL;
+}
+
+/* 1 where the slice buf[start:start + len], of hash h (slice_hash), was added, 0 where it was there already, -1 on
+ * error */
+static int
+slice_set_add_hashed(slice_set *set, const char *buf, Py_ssize_t start, Py_ssize_t len, uint64_t h)
+{
+    if (2 * (set->used + 1) > set->mask + 1) {
+        size_t size = 2 * (set->mask + 1);
+        slice_entry *slots = PyMem_Calloc(size, sizeof(slice_entry));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t i = 0; i <= set->mask; i++) {
+            if (set->slots[i].stamp != set->stamp)
+                continue;
+            size_t j = (size_t)set->slots[i].hash & (size - 1);
+            while (slots[j].stamp == set->stamp)
+                j = (j + 1) & (size - 1);
+            slots[j] = set->slots[i];
+        }
+        PyMem_Free(set->slots);
+        set->slots = slots;
+        set->mask = size - 1;
+    }
+    size_t j = (size_t)h & set->mask;
+    while (set->slots[j].stamp == set->stamp) {
+        slice_entry *e = &set->slots[j];
+        if (e->hash == h && e->len == len && memcmp(buf + e->start, buf + start, (size_t)len) == 0)
+            return 0;
+        j = (j + 1) & set->mask;
+    }
+    set->slots[j].start = start;
+    set->slots[j].len = len;
+    set->slots[j].hash = h;
+    set->slots[j].stamp = set->stamp;
+    set->used++;
+    return 1;
+}
+
+#define ENCODE_IDENTIFIER_BYTES(TYPE)                                                                                  \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                           \
+            Py_UCS4 c = d[i];                                                                                          \
+            if (c < 0x80)                                                                                              \
+                buf[len++] = keep_or_space[c];                                                                         \
+            else if (c < 0x800) {                                                                                      \
+                buf[len++] = (char)(0xc0 | (c >> 6));                                                                  \
+                buf[len++] = (char)(0x80 | (c & 0x3f));                                                                \
+            }                                                                                                          \
+            else if (c < 0x10000) {                                                                                    \
+                buf[len++] = (char)(0xe0 | (c >> 12));                                                                 \
+                buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));                                                         \
+                buf[len++] = (char)(0x80 | (c & 0x3f));                                                                \
+            }                                                                                                          \
+            else {                                                                                                     \
+                buf[len++] = (char)(0xf0 | (c >> 18));                                                                 \
+                buf[len++] = (char)(0x80 | ((c >> 12) & 0x3f));                                                        \
+                buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));                                                         \
+                buf[len++] = (char)(0x80 | (c & 0x3f));                                                                \
+            }                                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+/* The text as UTF-8 (surrogates as three bytes, as "surrogatepass" writes them), every ASCII character that cannot be
+ * part of an identifier written as a space; *out is PyMem_Malloc'ed, *out_len its length. */
+static int
+identifier_bytes(PyObject *text, char **out, Py_ssize_t *out_len)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (n > PY_SSIZE_T_MAX / 4 - 1) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    char *buf = PyMem_Malloc((size_t)(kind == PyUnicode_1BYTE_KIND ? 2 * n + 1 : 4 * n + 1));
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t len = 0;
+    if (kind == PyUnicode_1BYTE_KIND)
+        ENCODE_IDENTIFIER_BYTES(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        ENCODE_IDENTIFIER_BYTES(Py_UCS2);
+    else
+        ENCODE_IDENTIFIER_BYTES(Py_UCS4);
+    *out = buf;
+    *out_len = len;
+    return 0;
 }
 
 static PyObject *
@@ -772,67 +1127,191 @@ identifier_tokens(PyObject *self, PyObject *args)
     PyObject *text;
     if (!PyArg_ParseTuple(args, "U:identifier_tokens", &text))
         return NULL;
+    char *buf = NULL; /* the encoded text, where it is not ASCII (an ASCII text is its own UTF-8) */
+    const char *src;
+    Py_ssize_t len;
+    if (PyUnicode_IS_ASCII(text)) {
+        src = (const char *)PyUnicode_DATA(text);
+        len = PyUnicode_GET_LENGTH(text);
+    }
+    else {
+        if (identifier_bytes(text, &buf, &len) < 0)
+            return NULL;
+        src = buf;
+    }
+    slice_set seen;
+    if (slice_set_init(&seen) < 0) {
+        PyMem_Free(buf);
+        return NULL;
+    }
+    PyObject *out = PySet_New(NULL);
+    if (out == NULL)
+        goto fail;
+    Py_ssize_t i = 0;
+    while (i < len) {
+        while (i < len && separator[(unsigned char)src[i]])
+            i++;
+        Py_ssize_t start = i;
+        uint64_t h = FNV_OFFSET;
+        while (i < len && !separator[(unsigned char)src[i]]) {
+            h = (h ^ (unsigned char)src[i]) * FNV_PRIME;
+            i++;
+        }
+        if (i == start)
+            break;
+        int added = slice_set_add_hashed(&seen, src, start, i - start, h);
+        if (added < 0)
+            goto fail;
+        if (added) { /* a repeat would leave the set as it is: the same set, in the same order */
+            PyObject *tok = PyBytes_FromStringAndSize(src + start, i - start);
+            if (tok == NULL || PySet_Add(out, tok) < 0) {
+                Py_XDECREF(tok);
+                goto fail;
+            }
+            Py_DECREF(tok);
+        }
+    }
+    slice_set_done(&seen);
+    PyMem_Free(buf);
+    return out;
+fail:
+    slice_set_done(&seen);
+    PyMem_Free(buf);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* segment_keys */
+
+static int
+slice_set_clear(slice_set *set)
+{
+    set->used = 0;
+    if (++kept_stamp == 0) {
+        memset(set->slots, 0, (set->mask + 1) * sizeof(slice_entry));
+        kept_stamp = 1;
+    }
+    set->stamp = kept_stamp;
+    return 0;
+}
+
+static int
+segment_edge(Py_UCS4 c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '.' || c == '!' || c == '?';
+}
+
+#define SEGMENT_TRANSFORM(TYPE)                                                                                        \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                           \
+            Py_UCS4 c = d[i];                                                                                          \
+            if (c == '\n' || c == '!' || c == '?') {                                                                   \
+                Py_UCS4 next = i + 1 < n ? d[i + 1] : 0;                                                               \
+                if ((c == '\n' && next == '\n') || (c != '\n' && next == ' ')) {                                       \
+                    f[len++] = '.';                                                                                    \
+                    f[len++] = ' ';                                                                                    \
+                    i++;                                                                                               \
+                }                                                                                                      \
+                else {                                                                                                 \
+                    Py_UCS4 out = c == '\n' && len > 0 && f[len - 1] == '.' ? ' ' : c;                                 \
+                    f[len++] = out;                                                                                    \
+                }                                                                                                      \
+            }                                                                                                          \
+            else if (c == 0x3002 || c == 0xff01 || c == 0xff1f) {                                                      \
+                f[len++] = '.';                                                                                        \
+                f[len++] = ' ';                                                                                        \
+            }                                                                                                          \
+            else                                                                                                       \
+                f[len++] = c;                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+segment_keys(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t key_chars;
+    if (!PyArg_ParseTuple(args, "Un:segment_keys", &text, &key_chars))
+        return NULL;
+    if (key_chars <= 0) {
+        PyErr_SetString(PyExc_ValueError, "key_chars must be positive");
+        return NULL;
+    }
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    PyObject *out = PySet_New(NULL);
-    if (out == NULL)
-        return NULL;
-    char stack[256];
-    char *buf = stack;
-    Py_ssize_t cap = sizeof(stack), len = 0;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : ' ';
-        if (c < 128 && !keep[c]) {
-            if (len > 0) {
-                PyObject *tok = PyBytes_FromStringAndSize(buf, len);
-                if (tok == NULL || PySet_Add(out, tok) < 0) {
-                    Py_XDECREF(tok);
-                    goto fail;
-                }
-                Py_DECREF(tok);
-                len = 0;
-            }
-            continue;
+    if (n > PY_SSIZE_T_MAX / 16 - 2)
+        return PyErr_NoMemory();
+    /* The text after neardup._ENDS's replacements, in their order, done in one pass: "\n\n" pairs from the left; "! ",
+     * "? " (which no pair makes or breaks); ".\n" where the newline is left of a pair and the character written before
+     * it is a period (a replacement writes ". ", which ends in a space); the CJK marks. */
+    Py_UCS4 *f = PyMem_Malloc((size_t)(2 * n + 1) * sizeof(Py_UCS4));
+    Py_ssize_t *bounds = PyMem_Malloc((size_t)(n + 2) * 2 * sizeof(Py_ssize_t)); /* (start, end) of each segment */
+    if (f == NULL || bounds == NULL) {
+        PyMem_Free(f);
+        PyMem_Free(bounds);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t len = 0;
+    if (kind == PyUnicode_1BYTE_KIND)
+        SEGMENT_TRANSFORM(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        SEGMENT_TRANSFORM(Py_UCS2);
+    else
+        SEGMENT_TRANSFORM(Py_UCS4);
+    /* The pieces between ". " (str.split), stripped of neardup._EDGES, the empty ones left out. */
+    Py_ssize_t segments = 0;
+    for (Py_ssize_t j = 0; j <= len;) {
+        Py_ssize_t k = j;
+        while (k + 1 < len && !(f[k] == '.' && f[k + 1] == ' '))
+            k++;
+        if (k + 1 >= len)
+            k = len; /* the last piece */
+        Py_ssize_t b = j, e = k;
+        while (b < e && segment_edge(f[b]))
+            b++;
+        while (e > b && segment_edge(f[e - 1]))
+            e--;
+        if (e > b) {
+            bounds[2 * segments] = b;
+            bounds[2 * segments + 1] = e;
+            segments++;
         }
-        if (len + 4 > cap) {
-            Py_ssize_t grown = cap * 2;
-            char *nb = buf == stack ? PyMem_Malloc((size_t)grown) : PyMem_Realloc(buf, (size_t)grown);
-            if (nb == NULL) {
-                PyErr_NoMemory();
+        j = k + 2;
+    }
+    /* Their first and last key_chars characters, counted as distinct keys. */
+    slice_set keys;
+    Py_ssize_t distinct[2] = {0, 0};
+    if (slice_set_init(&keys) < 0)
+        goto fail;
+    for (int which = 0; which < 2; which++) {
+        if (which == 1)
+            slice_set_clear(&keys);
+        for (Py_ssize_t g = 0; g < segments; g++) {
+            Py_ssize_t b = bounds[2 * g], e = bounds[2 * g + 1];
+            Py_ssize_t m = e - b < key_chars ? e - b : key_chars;
+            Py_ssize_t at = which == 0 ? b : e - m;
+            uint64_t h = FNV_OFFSET;
+            for (Py_ssize_t q = at; q < at + m; q++)
+                h = (h ^ f[q]) * FNV_PRIME;
+            int added = slice_set_add_hashed(&keys, (const char *)f, at * (Py_ssize_t)sizeof(Py_UCS4),
+                                             m * (Py_ssize_t)sizeof(Py_UCS4), h);
+            if (added < 0) {
+                slice_set_done(&keys);
                 goto fail;
             }
-            if (buf == stack)
-                memcpy(nb, stack, (size_t)len);
-            buf = nb;
-            cap = grown;
-        }
-        /* UTF-8, surrogates as three bytes (the "surrogatepass" error handler) */
-        if (c < 0x80)
-            buf[len++] = (char)c;
-        else if (c < 0x800) {
-            buf[len++] = (char)(0xc0 | (c >> 6));
-            buf[len++] = (char)(0x80 | (c & 0x3f));
-        }
-        else if (c < 0x10000) {
-            buf[len++] = (char)(0xe0 | (c >> 12));
-            buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));
-            buf[len++] = (char)(0x80 | (c & 0x3f));
-        }
-        else {
-            buf[len++] = (char)(0xf0 | (c >> 18));
-            buf[len++] = (char)(0x80 | ((c >> 12) & 0x3f));
-            buf[len++] = (char)(0x80 | ((c >> 6) & 0x3f));
-            buf[len++] = (char)(0x80 | (c & 0x3f));
+            distinct[which] += added;
         }
     }
-    if (buf != stack)
-        PyMem_Free(buf);
-    return out;
+    slice_set_done(&keys);
+    PyMem_Free(f);
+    PyMem_Free(bounds);
+    return Py_BuildValue("(nnn)", segments, distinct[0], distinct[1]);
 fail:
-    if (buf != stack)
-        PyMem_Free(buf);
-    Py_DECREF(out);
+    PyMem_Free(f);
+    PyMem_Free(bounds);
     return NULL;
 }
 
@@ -896,13 +1375,192 @@ may_repeat(PyObject *self, PyObject *args)
     return PyBool_FromLong(found);
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* any_in */
+
+/* In blocks of 64 characters without an early exit inside a block, which the compiler vectorizes. */
+#define ANY_IN(TYPE)                                                                                                   \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        Py_ssize_t i = 0;                                                                                              \
+        for (; i + 64 <= n; i += 64) {                                                                                 \
+            int hit = 0;                                                                                               \
+            for (int k = 0; k < 64; k++)                                                                               \
+                hit |= (Py_UCS4)d[i + k] - (Py_UCS4)low <= span;                                                       \
+            if (hit)                                                                                                   \
+                Py_RETURN_TRUE;                                                                                        \
+        }                                                                                                              \
+        for (; i < n; i++)                                                                                             \
+            if ((Py_UCS4)d[i] - (Py_UCS4)low <= span)                                                                  \
+                Py_RETURN_TRUE;                                                                                        \
+    } while (0)
+
+static PyObject *
+any_in(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t low, high;
+    if (!PyArg_ParseTuple(args, "Unn:any_in", &text, &low, &high))
+        return NULL;
+    if (high > 0x10ffff)
+        high = 0x10ffff;
+    if (low < 0)
+        low = 0;
+    if (low > high || low > (Py_ssize_t)PyUnicode_MAX_CHAR_VALUE(text))
+        Py_RETURN_FALSE;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_UCS4 span = (Py_UCS4)(high - low); /* c - low <= span, unsigned: low <= c <= high */
+    if (kind == PyUnicode_1BYTE_KIND)
+        ANY_IN(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        ANY_IN(Py_UCS2);
+    else
+        ANY_IN(Py_UCS4);
+    Py_RETURN_FALSE;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* repeated_char, ascii_code_hint */
+
+/* A run of `length` ends at some position e >= i (no run ends before i): where d[i] is not a listed character, every
+ * run ending in [i, i + length) would hold it, so the next candidate is i + length; where it is, its run [j, k) is
+ * either long enough or ends every candidate before k + length - 1 (a run holds one character). */
+#define REPEATED_CHAR(TYPE)                                                                                            \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        Py_ssize_t i = length - 1;                                                                                     \
+        while (i < n) {                                                                                                \
+            Py_UCS4 c = d[i];                                                                                          \
+            int listed = c < 128 ? ascii[c] : 0;                                                                       \
+            for (Py_ssize_t q = 0; c >= 128 && q < m && !listed; q++)                                                  \
+                listed = PyUnicode_READ(ckind, cdata, q) == c;                                                         \
+            if (!listed) {                                                                                             \
+                i += length;                                                                                           \
+                continue;                                                                                              \
+            }                                                                                                          \
+            Py_ssize_t j = i, k = i + 1;                                                                               \
+            while (j > 0 && d[j - 1] == c && k - j < length)                                                           \
+                j--;                                                                                                   \
+            while (k < n && d[k] == c && k - j < length)                                                               \
+                k++;                                                                                                   \
+            if (k - j >= length)                                                                                       \
+                Py_RETURN_TRUE;                                                                                        \
+            i = k + length - 1;                                                                                        \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+repeated_char(PyObject *self, PyObject *args)
+{
+    PyObject *text, *chars;
+    Py_ssize_t length;
+    if (!PyArg_ParseTuple(args, "UUn:repeated_char", &text, &chars, &length))
+        return NULL;
+    if (length <= 0) {
+        PyErr_SetString(PyExc_ValueError, "length must be positive");
+        return NULL;
+    }
+    unsigned char ascii[128] = {0};
+    Py_ssize_t m = PyUnicode_GET_LENGTH(chars);
+    int ckind = PyUnicode_KIND(chars);
+    const void *cdata = PyUnicode_DATA(chars);
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_UCS4 c = PyUnicode_READ(ckind, cdata, k);
+        if (c < 128)
+            ascii[c] = 1;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        REPEATED_CHAR(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        REPEATED_CHAR(Py_UCS2);
+    else
+        REPEATED_CHAR(Py_UCS4);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *
+ascii_code_hint(PyObject *self, PyObject *args)
+{
+    PyObject *line;
+    if (!PyArg_ParseTuple(args, "U:ascii_code_hint", &line))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(line)) {
+        PyErr_SetString(PyExc_ValueError, "the line must be ASCII");
+        return NULL;
+    }
+    return PyBool_FromLong(code_hint((const unsigned char *)PyUnicode_DATA(line), PyUnicode_GET_LENGTH(line)));
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* non_ascii_words */
+
+#define NON_ASCII_WORDS(TYPE)                                                                                          \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        Py_ssize_t end = 0, i = 0;                                                                                     \
+        while (i < n) {                                                                                                \
+            Py_UCS4 c = d[i];                                                                                          \
+            if (c < 0x80 || Py_UNICODE_ISSPACE(c)) {                                                                   \
+                i++;                                                                                                   \
+                continue;                                                                                              \
+            }                                                                                                          \
+            Py_ssize_t start = i;                                                                                      \
+            while (start > end && !Py_UNICODE_ISSPACE(d[start - 1]))                                                   \
+                start--;                                                                                               \
+            end = i + 1;                                                                                               \
+            while (end < n && !Py_UNICODE_ISSPACE(d[end]))                                                             \
+                end++;                                                                                                 \
+            PyObject *pair = Py_BuildValue("(nn)", start, end);                                                        \
+            if (pair == NULL || PyList_Append(out, pair) < 0) {                                                        \
+                Py_XDECREF(pair);                                                                                      \
+                Py_DECREF(out);                                                                                        \
+                return NULL;                                                                                           \
+            }                                                                                                          \
+            Py_DECREF(pair);                                                                                           \
+            i = end;                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+non_ascii_words(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U:non_ascii_words", &text))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || PyUnicode_IS_ASCII(text))
+        return out;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        NON_ASCII_WORDS(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        NON_ASCII_WORDS(Py_UCS2);
+    else
+        NON_ASCII_WORDS(Py_UCS4);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"any_in", any_in, METH_VARARGS, "Whether a character of text lies in [low, high]."},
+    {"non_ascii_words", non_ascii_words, METH_VARARGS, "bytelevel.non_ascii_words as a list (see the source)."},
+    {"repeated_char", repeated_char, METH_VARARGS, "Whether a character of chars stands length times in a row."},
+    {"ascii_code_hint", ascii_code_hint, METH_VARARGS, "degeneracy._code_hint of an ASCII line."},
     {"region_at", region_at, METH_VARARGS, "(start, end) of repetition._region_at (see the source)."},
     {"may_repeat", may_repeat, METH_VARARGS, "degeneracy._may_repeat (see the source)."},
     {"identifier_tokens", identifier_tokens, METH_VARARGS, "identifiers.tokens of a text (see the source)."},
     {"window_counts", window_counts, METH_VARARGS, "Counts of a token window for degeneracy.prose_degenerate."},
     {"spaced_chunks", spaced_chunks, METH_VARARGS, "Characters other than space, newline, tab, CR; long chunks."},
     {"unknown_marked", unknown_marked, METH_VARARGS, "The tokens that identifiers._check looks up (see the source)."},
+    {"written_lookups", written_lookups, METH_VARARGS, "identifiers._check's look-ups of a written set (see the source)."},
+    {"index_add", index_add, METH_VARARGS, "IdentifierIndex.add (see the source)."},
+    {"segment_keys", segment_keys, METH_VARARGS, "The counts of neardup._keys_may_repeat (see the source)."},
     {"recurring_anchors", recurring_anchors, METH_VARARGS,
      "[(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length:a], max(0, a - back), a - 1)) >= 0]"},
     {"last_tokens", last_tokens, METH_VARARGS, "The loop of eval.classify.degeneracy._last_tokens (see the source)."},
@@ -920,7 +1578,7 @@ PyInit__speedups(void)
     init_keep();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 1) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 7) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from itertools import islice
 
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.model import MAX_SPANS, Span, span_at
 
 
@@ -44,7 +45,15 @@ _WORD_REST = re.compile(r"\S*")
 def non_ascii_words(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each match of `_NON_ASCII_WORD` in `text`, in order: the words (runs of non-space
     characters) that hold a non-ASCII character. Found from those characters (a charset scan in C) instead of
-    trying the lookbehind at every position: each word is widened from its first such character."""
+    trying the lookbehind at every position: each word is widened from its first such character. The compiled
+    helper does the same in one pass (a text of many non-ASCII characters is not read one match at a time)."""
+    if _speedups is not None:
+        words: list[tuple[int, int]] = _speedups.non_ascii_words(text)
+        return iter(words)
+    return _non_ascii_words(text)
+
+
+def _non_ascii_words(text: str) -> Iterator[tuple[int, int]]:
     end = 0
     for m in _NON_ASCII_CHAR.finditer(text):
         i = m.start()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from eval.classify.compiled import speedups as _speedups
+
 _NOT_LEAD = bytes(range(0xC2))  # ASCII and continuation bytes (C0 and C1 never occur)
 
 
@@ -26,6 +28,12 @@ def _outside(low: int, high: int) -> bytes:
 
 def may_hold(text: str, low: int, high: int) -> bool:
     """False only where `text` holds no character in [low, high] (code points >= 0x80); lone surrogates count as
-    their code points."""
+    their code points. The compiled helper answers exactly (True only where such a character is: one pass over the
+    code points, without encoding the text); the Python path from lead bytes (True also where only another character
+    of the same lead bytes is). Every use tests a pattern of characters of [low, high] next, so both give the same
+    verdicts (tests/unit/classify/test_fast_paths.py)."""
+    if _speedups is not None:
+        found: bool = _speedups.any_in(text, low, high)
+        return found
     leads = text.encode("utf-8", "surrogatepass").translate(None, _NOT_LEAD)
     return bool(leads) and bool(leads.translate(None, _outside(low, high)))

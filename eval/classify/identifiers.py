@@ -76,6 +76,9 @@ class IdentifierIndex:
         self.indexed = len(history.given)
 
     def add(self, toks: set[bytes]) -> None:
+        if _speedups is not None:  # the same, in one pass of C without the intermediate sets
+            _speedups.index_add(toks, self.known, self.halves, MIN_LEN)
+            return
         new = toks - self.known
         if not new:
             return
@@ -282,12 +285,7 @@ def _spaced_names(name: str, text: str, index: IdentifierIndex, history: History
 
 def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex, history: History) -> list[Span]:
     spans: list[Span] = []
-    unknown = written - index.known
-    if not unknown:
-        return spans
-    # Plain words are never checked; the others (a digit or one of `_.-/`) are found in C, as in `add`.
-    marked = unknown - set(b" ".join(unknown).translate(_SEPARATORS_TO_SPACE).split())
-    for tok in _looked_up(marked, index):
+    for tok in _written_lookups(written, index):
         original = index.original_of(tok)
         if original is None:
             continue
@@ -295,6 +293,19 @@ def _check(name: str, text: str, written: set[bytes], index: IdentifierIndex, hi
         if not history.contains(copy):  # the token set misses forms glued to punctuation ("kimi-kw.")
             spans.extend(_occurrences(name, text, copy, original.decode()))
     return spans
+
+
+def _written_lookups(written: set[bytes], index: IdentifierIndex) -> list[bytes]:
+    """The tokens of `written` that `_check` looks up: not known, not plain words (a digit or one of `_.-/` in them:
+    found in C, as in `add`), as `_looked_up` gives them."""
+    if _speedups is not None:  # the sets below and `_looked_up` in one pass of C
+        looked: list[bytes] = _speedups.written_lookups(written, index.known, index.halves, MIN_LEN)
+        return looked
+    unknown = written - index.known
+    if not unknown:
+        return []
+    marked = unknown - set(b" ".join(unknown).translate(_SEPARATORS_TO_SPACE).split())
+    return _looked_up(marked, index)
 
 
 def _looked_up(marked: set[bytes], index: IdentifierIndex) -> list[bytes]:

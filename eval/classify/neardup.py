@@ -25,6 +25,7 @@ from functools import cache
 from itertools import repeat
 from operator import itemgetter
 
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION, _code_hint, _unfenced, mostly_words
 
 READS = 4096  # as the statistics of eval/classify/degeneracy.py: a loop runs to the end
@@ -58,6 +59,10 @@ def near_duplicates(text: str, limit: float = -1.0) -> int:
     written back to back with each segment near-identical to the one a unit before (module docstring); 1 without
     such a repeat, 0 without long segments. With `limit`, a text whose answer is at most `limit` may return early
     with a value <= `limit` (the classifier asks only whether the count is beyond its threshold)."""
+    if limit >= 1.0 and _speedups is not None:  # `_keys_may_repeat(_segments(text), limit)`, counted in one pass of C
+        m, prefixes, suffixes = _speedups.segment_keys(_unfenced(text[-READS:]), KEY_CHARS)
+        if (m - prefixes) + (m - suffixes) < limit:
+            return 0
     segments = _segments(text)
     if limit >= 1.0 and not _keys_may_repeat(segments, limit):
         return 0

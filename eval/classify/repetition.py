@@ -170,9 +170,11 @@ def _punctuation_span(name: str, text: str) -> Span | None:
         and all(c.isspace() or unicodedata.category(c)[0] == "P" for c in only.group(1)[:4096])  # not emoji
     ):
         return span_at(name, text, only.start(1), only.end(1), "nothing but punctuation")
-    runs = _ASCII_SENTENCE_RUNS if text.isascii() else _SENTENCE_RUNS
-    if not any(run in text for run in runs):  # substring searches in C
-        return None
+    if _speedups is not None:  # the runs below, found in one pass of C
+        if not _speedups.repeated_char(text, _SENTENCE_MARKS, PUNCTUATION_RUN_MIN):
+            return None
+    elif not any(run in text for run in (_ASCII_SENTENCE_RUNS if text.isascii() else _SENTENCE_RUNS)):
+        return None  # substring searches in C
     m = _PUNCTUATION_RUN.search(text)
     if m is None:
         return None

@@ -23,6 +23,7 @@ from eval.classify.bytelevel import (
     names_markers,
 )
 from eval.classify.charsets import may_hold
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.context import Context
 from eval.classify.glued import glued_runs
 from eval.classify.glued import threshold as glued_threshold
@@ -144,7 +145,11 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
 
 def _has_surrogate(text: str) -> bool:
     """Whether `text` holds a UTF-16 surrogate: the one thing strict UTF-8 cannot encode (an encode in C is several
-    times faster than the charset scan of `_SURROGATE` over text outside Latin-1)."""
+    times faster than the charset scan of `_SURROGATE` over text outside Latin-1; the compiled helper reads the code
+    points without encoding)."""
+    if _speedups is not None:
+        found: bool = _speedups.any_in(text, 0xD800, 0xDFFF)
+        return found
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -11,10 +11,14 @@ from typing import Any
 
 import pytest
 
+import eval.classify.bytelevel as bytelevel_module
+import eval.classify.charsets as charsets_module
 import eval.classify.degeneracy as degeneracy_module
 import eval.classify.identifiers as identifiers_module
+import eval.classify.neardup as neardup_module
 import eval.classify.repetition as repetition_module
 import eval.classify.spacing as spacing_module
+import eval.classify.textual as textual_module
 from eval.classify.bytelevel import _NON_ASCII_WORD, SUSPECT, SUSPECT_RANGE, non_ascii_words
 from eval.classify.charsets import may_hold
 from eval.classify.degeneracy import (
@@ -48,7 +52,8 @@ from eval.classify.degeneracy import (
 from eval.classify.formats import FORMATS, any_marker, any_marker_in, call_text_pattern, call_text_pattern_in
 from eval.classify.identifiers import _TO_SPACE, IdentifierIndex
 from eval.classify.names import is_id
-from eval.classify.neardup import near_duplicates
+from eval.classify.neardup import KEY_CHARS, near_duplicates
+from eval.classify.neardup import READS as NEAR_READS
 from eval.classify.repetition import (
     ANCHOR,
     FREE_TEXT,
@@ -460,7 +465,16 @@ def test_the_lead_byte_prefilter_never_hides_a_character_of_its_block() -> None:
 # The optional compiled helpers (eval/classify/_speedups.c, built by setup.py where a C compiler is): each gives what
 # the pure-Python path gives, on real prose, random ASCII and Unicode, and adversarial texts. Without the build the
 # pure-Python paths alone run (the comparisons are skipped, the whole-classifier test still runs).
-_SPEEDUP_MODULES = (degeneracy_module, repetition_module, identifiers_module, spacing_module)
+_SPEEDUP_MODULES = (
+    bytelevel_module,
+    charsets_module,
+    degeneracy_module,
+    repetition_module,
+    identifiers_module,
+    neardup_module,
+    spacing_module,
+    textual_module,
+)
 _ALPHABET = [
     *"abcXYZ019 _-'\"()[]*.,;:!?|/\\=<>@#$%&~^+`\t\n\x0b\x0c\r\x1c\x1f",
     *"é’“İßΣ²\u3000\u00a0\u2028ｗ\U0001f600\ud800哈",
@@ -619,7 +633,7 @@ def test_compiled_identifier_tokens_are_the_byte_tokens_in_the_same_order() -> N
     alphabet = [*_ALPHABET, "\udfff", "\U0010ffff", "\x7f", "\x80", "ÿ", "Ā"]
     texts = _random_texts(69, 3000)
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 600))) for _ in range(3000)]
-    texts += ["x" * 1000 + "/é" * 300, ""]
+    texts += ["x" * 1000 + "/é" * 300, "", " ".join(f"t_{i}" for i in range(20000)) * 2, "ab/1 " * 5000]
     for text in texts:
         plain = set(text.encode("utf-8", "surrogatepass").translate(_TO_SPACE).split())
         fast = compiled.identifier_tokens(text)
@@ -649,3 +663,217 @@ def test_compiled_may_repeat_is_the_xor_runs(monkeypatch: Any) -> None:
     monkeypatch.setattr(degeneracy_module, "_speedups", None)
     for seq in seqs:
         assert compiled.may_repeat(seq, MAX_UNIT_TOKENS, MIN_REPS) is _may_repeat(seq), seq
+
+
+def _code_point_texts(seed: int, count: int) -> list[str]:
+    """Texts of code points from every plane and of every string kind (ASCII, Latin-1, UCS-2, UCS-4), surrogates
+    and the lead-byte boundaries (0x7f/0x80, 0x7ff/0x800, 0xffff/0x10000) among them, long ones too."""
+    rng = random.Random(seed)
+    edges = [0, 0x7F, 0x80, 0xBF, 0xFF, 0x100, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000]
+    edges += [0xFFFF, 0x10000, 0x3FFFF, 0x40000, 0x10FFFF]
+    texts = ["", "plain ASCII", "é", "\ud800", "\U0010ffff", "x" * 100000 + "\u00e9", "\u4e2d" * 50000]
+    for _ in range(count):
+        top = rng.choice((0x80, 0x100, 0x3000, 0x10000, 0x110000))
+        n = rng.choice((1, 3, 12, 200))
+        texts.append(
+            "".join(chr(rng.choice((rng.randrange(top), rng.choice(edges), 0x61))) for _ in range(rng.randint(0, n)))
+        )
+    return texts + _random_texts(seed + 1, 1000)
+
+
+def test_compiled_may_hold_is_exact_and_within_the_lead_bytes(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(73)
+    blocks = [SUSPECT_RANGE, _CJK_RANGE, _NON_LATIN_RANGE, (0x80, 0x80), (0x800, 0xFFFF), (0x10000, 0x10FFFF)]
+    blocks += [(0xD800, 0xDFFF), (0xE000, 0xE000), (0x7FF, 0x800)]
+    looser = 0
+    for text in _code_point_texts(74, 4000):
+        points = set(map(ord, text))
+        ranges = [*blocks, *[sorted((rng.randrange(0x80, 0x110000), rng.randrange(0x80, 0x110000))) for _ in range(3)]]
+        for low, high in ranges:
+            monkeypatch.setattr(charsets_module, "_speedups", None)
+            plain = may_hold(text, low, high)
+            monkeypatch.setattr(charsets_module, "_speedups", compiled)
+            exact = may_hold(text, low, high)
+            assert exact is any(low <= p <= high for p in points), (text[:50], low, high)
+            assert plain or not exact  # the lead bytes never hide a character of the block
+            looser += plain and not exact
+    assert looser > 100  # the exact test skips searches that the lead bytes let through
+
+
+def test_compiled_code_point_range_is_the_character_test(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(75)
+    for text in _code_point_texts(76, 4000):
+        points = set(map(ord, text))
+        ranges = [(0xD800, 0xDFFF), (0, 0), (0x80, 0x10FFFF), (5, 4), (-3, 0x61), (0x110000, 2**40)]
+        ranges += [sorted((rng.randrange(0x110000), rng.randrange(0x110000))) for _ in range(3)]
+        for low, high in ranges:
+            assert compiled.any_in(text, low, high) is any(low <= p <= high for p in points), (text[:50], low, high)
+        monkeypatch.setattr(textual_module, "_speedups", None)
+        plain = _has_surrogate(text)
+        monkeypatch.setattr(textual_module, "_speedups", compiled)
+        assert _has_surrogate(text) is plain
+    with pytest.raises(TypeError):
+        compiled.any_in(None, 0, 1)
+
+
+def _identifier_sets(seed: int, count: int) -> list[set[bytes]]:
+    """Token sets as the index meets them: real text, paths and names with digits, dots and dashes at the edges,
+    non-ASCII and very long tokens, empty sets."""
+    rng = random.Random(seed)
+    pieces = ["src", "pkg", "module_1", "django", "db", "models", "query.py", "a3f9c2d1", "kimi-k3", "v1.2", "-", "."]
+    pieces += ["é", "中", "\U0001f600", "0", "/", "_", "x" * 300]
+    sets: list[set[bytes]] = [set()]
+    for text in _random_texts(seed, count // 2):
+        sets.append(identifiers_module.tokens(text))
+    for _ in range(count // 2):
+        sets.append(
+            {
+                "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))).encode("utf-8", "surrogatepass")
+                for _ in range(rng.randint(0, 40))
+            }
+        )
+    return sets
+
+
+def _halves_as_multisets(
+    halves: dict[tuple[int, int, bytes], list[bytes]],
+) -> dict[tuple[int, int, bytes], list[bytes]]:
+    return {key: sorted(values) for key, values in halves.items()}
+
+
+def test_compiled_index_add_is_the_set_operations(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    plain, fast = IdentifierIndex(), IdentifierIndex()
+    for i, toks in enumerate(_identifier_sets(77, 3000)):
+        monkeypatch.setattr(identifiers_module, "_speedups", None)
+        plain.add(set(toks))
+        monkeypatch.setattr(identifiers_module, "_speedups", compiled)
+        fast.add(set(toks))
+        if i % 100 and i < 2990:
+            continue
+        assert fast.known == plain.known
+        # The same candidates under every key; their order is a set's (the hash seed's) in either path.
+        assert _halves_as_multisets(fast.halves) == _halves_as_multisets(plain.halves)
+    assert len(plain.halves) > 1000
+    with pytest.raises(TypeError):
+        compiled.index_add({"str"}, set(), {}, 6)
+    with pytest.raises(ValueError):
+        compiled.index_add(fast.known, fast.known, fast.halves, 6)
+
+
+def test_compiled_written_lookups_are_the_unknown_marked_tokens(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    index = IdentifierIndex()
+    sets = _identifier_sets(78, 2000)
+    for toks in sets[: len(sets) // 2 : 2]:
+        index.add(toks)
+    for written in sets:
+        unknown = written - index.known
+        marked = {t for t in unknown if re.search(rb"[0-9_./-]", t)}
+        expected = compiled.unknown_marked(marked, index.known, index.halves, 6)
+        fast = compiled.written_lookups(written, index.known, index.halves, 6)
+        assert sorted(fast) == sorted(expected)
+        monkeypatch.setattr(identifiers_module, "_speedups", None)
+        plain = identifiers_module._written_lookups(written, index)
+        monkeypatch.setattr(identifiers_module, "_speedups", compiled)
+        assert set(fast) <= set(plain)
+        assert all(index.original_of(t) is None for t in set(plain) - set(fast))
+    with pytest.raises(TypeError):
+        compiled.written_lookups([b"ok_1", 3], set(), {}, 6)
+
+
+def test_compiled_segment_keys_are_the_segments_keys(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(79)
+    marks = [".", "!", "?", " ", "\n", "\t", "\r", "a", "b", "\u3002", "\uff01", "\uff1f", "é", "\U0001f600", "x y"]
+    texts = _random_texts(80, 3000) + _texts() + ["", ".", ". ", "\n\n\n", ".\n\n\n.\n", "!\n\n", "a" * 50000]
+    texts += ["".join(rng.choice(marks) for _ in range(rng.randint(0, 300))) for _ in range(6000)]
+    texts += [" ".join(rng.choice(["The fix is in the parser.", "x!", "y?\n", "\n\n", "z.\n"]) for _ in range(80))]
+    for text in texts:
+        segments = neardup_module._segments(text)
+        plain = (
+            len(segments),
+            len({s[:KEY_CHARS] for s in segments}),
+            len({s[-KEY_CHARS:] for s in segments}),
+        )
+        assert compiled.segment_keys(_unfenced(text[-NEAR_READS:]), KEY_CHARS) == plain, text[-200:]
+        for limit in (1.0, 3.0):
+            monkeypatch.setattr(neardup_module, "_speedups", None)
+            count = near_duplicates(text, limit)
+            monkeypatch.setattr(neardup_module, "_speedups", compiled)
+            assert near_duplicates(text, limit) == count
+    with pytest.raises(ValueError):
+        compiled.segment_keys("a. b", 0)
+
+
+def test_compiled_repeated_char_is_the_run_search(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(81)
+    marks = "!?,;\uff01\uff1f\uff0c\uff1b\u3002\u3001"
+    alphabet = [*marks, "a", " ", "\n", "é", "\U0001f600", "!!!!", "\u3002" * 5]
+    texts = [*_code_point_texts(82, 1000), "", "!" * 16, "!" * 15, "a" + "\u3002" * 16, "\U0001f600" * 40]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200))) for _ in range(5000)]
+    texts += [rng.choice(marks) * rng.randint(10, 20) + "x" for _ in range(500)] + ["," * 10**5 + ";"]
+    hits = 0
+    for text in texts:
+        for chars, length in ((marks, 16), ("!?,;", 16), ("a", 1), ("\u3002", 3), ("", 2), ("\U0001f600", 2)):
+            plain = any(c * length in text for c in chars)
+            assert compiled.repeated_char(text, chars, length) is plain, (text[:60], chars, length)
+            hits += plain
+        monkeypatch.setattr(repetition_module, "_speedups", None)
+        span = repetition_module._punctuation_span("content", text)
+        monkeypatch.setattr(repetition_module, "_speedups", compiled)
+        assert repetition_module._punctuation_span("content", text) == span
+    assert hits > 1000
+    with pytest.raises(ValueError):
+        compiled.repeated_char("abc", "a", 0)
+
+
+def test_compiled_ascii_code_hint_is_the_two_searches(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(83)
+    lines = [line for text in _random_texts(84, 2000) for line in text.split("\n") if line.isascii()]
+    lines += ["".join(chr(rng.randrange(128)) for _ in range(rng.randint(0, 80))) for _ in range(5000)]
+    lines += ["", "a..b", "a...b", "::", ":::", "-*+", "x" * 100000 + "9"]
+    for line in lines:
+        assert compiled.ascii_code_hint(line) is (_CODE_HINT.search(line) is not None), line
+        monkeypatch.setattr(degeneracy_module, "_speedups", None)
+        plain = _code_hint(line)
+        monkeypatch.setattr(degeneracy_module, "_speedups", compiled)
+        assert _code_hint(line) is plain
+    with pytest.raises(ValueError):
+        compiled.ascii_code_hint("é")
+
+
+def test_compiled_non_ascii_words_are_the_regex_words(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(85)
+    alphabet = [
+        "a",
+        " ",
+        "\n",
+        "\t",
+        "é",
+        "’",
+        "\u00a0",
+        "\u2028",
+        "\u3000",
+        "\x1c",
+        "\x85",
+        "\U0001f600",
+        "\ud800",
+        "x1",
+    ]
+    texts = _code_point_texts(86, 2000) + _random_texts(87, 2000) + ["é" * 100000, ("a é " * 30000)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 120))) for _ in range(5000)]
+    for text in texts:
+        plain = [(m.start(), m.end()) for m in _NON_ASCII_WORD.finditer(text)]
+        assert compiled.non_ascii_words(text) == plain, text[:80]
+        monkeypatch.setattr(bytelevel_module, "_speedups", None)
+        assert list(non_ascii_words(text)) == plain
+        monkeypatch.setattr(bytelevel_module, "_speedups", compiled)
+        assert list(non_ascii_words(text)) == plain
+    with pytest.raises(TypeError):
+        compiled.non_ascii_words(b"bytes")

@@ -12,7 +12,7 @@ position B after the model already ended its reasoning at B - 1.
 Needs only Python and httpx. It starts two servers from `--python`/`--model` (speculation off, and
 `{"method": "draft_model", "model": MODEL, "num_speculative_tokens": 4}`), or talks to two running ones
 (`--url-off`, `--url-spec`), sends each greedy request below to both and compares the token ids. The model must
-have `<think>` and `</think>` as tokens of their own: `specqual stack model cohorts/reasoning-cpu.yaml` makes the one
+have `<think>` and `</think>` as tokens of their own: `specqual stack model cohorts/bugzoo-reasoning-cpu.yaml` makes the one
 every run here used (a tiny random Llama that ends its reasoning mid-generation).
 
 Exit 1: the bug shows (a speculative output differs from speculation off's). Exit 0: the outputs are the same.
@@ -39,7 +39,7 @@ from pathlib import Path
 import httpx
 
 # Prompts (token ids, without the trailing `<think>`) and budgets of the generated cases that failed (seed 3 of
-# `bench_fuzz.py cohorts/reasoning-cpu.yaml`, cases fuzz-044, fuzz-042 and fuzz-023), sent one at a time here.
+# `bench_fuzz.py cohorts/bugzoo-reasoning-cpu.yaml`, cases fuzz-044, fuzz-042 and fuzz-023), sent one at a time here.
 PROMPT_A = [315, 361, 79, 391, 468, 374, 225, 75, 69, 81, 81, 69, 379, 267, 225, 289, 308, 73, 88, 69, 309, 69, 72]
 PROMPT_A += [225, 79, 73, 93, 487, 225, 81, 83, 72, 89, 80, 73, 309]
 PROMPT_B = [280, 266, 69, 81, 313, 80, 84, 76, 69] * 14
@@ -78,7 +78,7 @@ def version_shim(python: str) -> dict[str, str]:
 def server_argv(python: str, model: str, port: int, spec: bool) -> list[str]:
     argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--served-model-name", "m"]
     argv += ["--dtype", "float32", "--enforce-eager", "--max-model-len", "2048", "--port", str(port)]
-    # The fuzzed cohort's settings (cohorts/reasoning-cpu.yaml): a token budget of 32 chunks these prompts' prefill.
+    # The fuzzed cohort's settings (cohorts/bugzoo-reasoning-cpu.yaml): a token budget of 32 chunks these prompts' prefill.
     argv += ["--reasoning-parser", "deepseek_r1", "--max-num-batched-tokens", "32", "--block-size", "64"]
     if spec:
         cfg = json.dumps({"method": "draft_model", "model": model, "num_speculative_tokens": 4})

@@ -187,6 +187,12 @@ def combine_and_summarize(data_dir: Path, rc: Path, lib: Path, fresh: bool = Fal
     env = {"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}
     py = [sys.executable, "-m", "coverage"]
     if not fresh:
+        # Patched overlay files onto the stock lines first (benchmarks/coverage_remap.py), then combine.
+        site = _site_of_rc(rc)
+        if site is not None:
+            remap_env = {**env, "PYTHONPATH": f"{lib}:{ROOT}"}
+            remap = [sys.executable, "-m", "benchmarks.coverage_remap", str(data_dir), str(site)]
+            subprocess.run(remap, cwd=ROOT, env=remap_env, check=True)
         subprocess.run([*py, "combine", f"--rcfile={rc}", "--keep", "--append"], cwd=data_dir, env=env, check=False)
     out = data_dir / "coverage.json"
     subprocess.run([*py, "json", f"--rcfile={rc}", "-o", str(out), "-q"], cwd=data_dir, env=env, check=False)
@@ -205,6 +211,15 @@ def combine_and_summarize(data_dir: Path, rc: Path, lib: Path, fresh: bool = Fal
             "missing_branches": missing,
         }
     return groups
+
+
+def _site_of_rc(rc: Path) -> Path | None:
+    """The stock site-packages `write_rc` put first under `[paths] vllm =` (None in an rc without it)."""
+    lines = rc.read_text().splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.strip() == "vllm =":
+            return Path(lines[i + 1].strip().removesuffix("/").removesuffix("/vllm"))
+    return None
 
 
 def show(groups: dict[str, Any]) -> None:

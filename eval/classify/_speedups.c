@@ -1,5 +1,5 @@
 /* Optional compiled helpers of the classifier (issue 30, speed): the same results as the pure-Python paths beside
- * each use (eval/classify/degeneracy.py, repetition.py, spacing.py and identifiers.py), which stay and are
+ * each use (eval/classify/degeneracy.py, repetition.py, spacing.py, identifiers.py and glued.py), which stay and are
  * used where this module is not built (setup.py builds it as an optional extension; a failed build leaves the
  * package pure Python), where it is of another API version, or with SPECQUAL_PURE_PYTHON=1.
  * tests/unit/classify/test_fast_paths.py compares the two on many texts, random, unicode and adversarial ones.
@@ -69,6 +69,13 @@
  * any_in(text, low, high):
  *     any(low <= ord(c) <= high for c in text): charsets.may_hold, exactly (the Python path is a prefilter of lead
  *     bytes), and textual._has_surrogate.
+ *
+ * glued_points(text, words, function_words, heads, tails, min_run, max_run):
+ *     glued._glued_candidates_python as a list: the runs of ASCII letters of `text` (maximal, as [A-Za-z]+ finds
+ *     them) of min_run to max_run letters whose letters after the first are lowercase, lowercased, whose
+ *     glued.glue_points(run, words) is more than 0, in order, repeats included. function_words, heads and tails are
+ *     degeneracy.FUNCTION_WORDS, glued.COMPOUND_HEADS and glued.COMPOUND_TAILS. Each set is a frozenset of str; the
+ *     table of its ASCII words is built again only when another set is passed (the set is kept).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1547,6 +1554,259 @@ non_ascii_words(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* glued_points */
+
+#define LEX_MAX_WORD 80 /* longer words of a set can never equal a look-up (at most max_run + 3 letters) */
+#define GLUED_MAX_RUN 64
+
+typedef struct {
+    uint32_t hash;
+    uint32_t off; /* into pool; UINT32_MAX for an empty slot */
+    uint32_t len;
+} LexSlot;
+
+typedef struct {
+    PyObject *set; /* the frozenset the table was built from (a strong reference) */
+    LexSlot *slots;
+    char *pool;
+    size_t mask;
+} LexTable;
+
+/* glued.lexicon(), degeneracy.FUNCTION_WORDS, glued.COMPOUND_HEADS and glued.COMPOUND_TAILS: one set each per
+ * process, so each table is built once */
+static LexTable lex_words, lex_function, lex_heads, lex_tails;
+
+static uint32_t
+lex_hash(const char *s, Py_ssize_t n)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static int
+lex_contains(const LexTable *t, const char *s, Py_ssize_t n)
+{
+    uint32_t h = lex_hash(s, n);
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+        const LexSlot *slot = &t->slots[i];
+        if (slot->off == UINT32_MAX)
+            return 0;
+        if (slot->hash == h && slot->len == (uint32_t)n && memcmp(t->pool + slot->off, s, (size_t)n) == 0)
+            return 1;
+    }
+}
+
+/* The table of the ASCII str members of `words` of at most LEX_MAX_WORD characters (no other member can equal an
+ * ASCII look-up of at most that length); 0, or -1 with an exception set. */
+static int
+lex_build(LexTable *t, PyObject *words)
+{
+    if (words == t->set)
+        return 0;
+    if (!PyFrozenSet_Check(words)) { /* immutable: the table stays valid while the set is kept */
+        PyErr_SetString(PyExc_TypeError, "glued_points: the word sets must be frozensets of str");
+        return -1;
+    }
+    Py_ssize_t count = PySet_GET_SIZE(words);
+    size_t cap = 8;
+    while (cap < 2 * (size_t)count + 8)
+        cap <<= 1;
+    LexSlot *slots = PyMem_Malloc(cap * sizeof(LexSlot));
+    char *pool = PyMem_Malloc((size_t)count * LEX_MAX_WORD + 1);
+    PyObject *it = slots != NULL && pool != NULL ? PyObject_GetIter(words) : NULL, *item;
+    if (it == NULL) {
+        PyMem_Free(slots);
+        PyMem_Free(pool);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        slots[i].off = UINT32_MAX;
+    size_t used = 0;
+    while ((item = PyIter_Next(it)) != NULL) {
+        if (PyUnicode_Check(item) && PyUnicode_IS_ASCII(item) && PyUnicode_GET_LENGTH(item) <= LEX_MAX_WORD) {
+            Py_ssize_t n = PyUnicode_GET_LENGTH(item);
+            const char *s = (const char *)PyUnicode_DATA(item);
+            uint32_t h = lex_hash(s, n);
+            size_t i = h & (cap - 1);
+            while (slots[i].off != UINT32_MAX)
+                i = (i + 1) & (cap - 1);
+            memcpy(pool + used, s, (size_t)n);
+            slots[i].hash = h;
+            slots[i].off = (uint32_t)used;
+            slots[i].len = (uint32_t)n;
+            used += (size_t)n;
+        }
+        Py_DECREF(item);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+        PyMem_Free(slots);
+        PyMem_Free(pool);
+        return -1;
+    }
+    PyMem_Free(t->slots);
+    PyMem_Free(t->pool);
+    t->slots = slots;
+    t->pool = pool;
+    t->mask = cap - 1;
+    Py_INCREF(words);
+    Py_XSETREF(t->set, words);
+    return 0;
+}
+
+static const char *const glued_endings[] = {"s", "es", "ed", "d", "ing", "ly"};
+
+/* glued.known(word, words) of a lowercase ASCII word of at most GLUED_MAX_RUN letters */
+static int
+lex_known(const char *w, Py_ssize_t n)
+{
+    char buf[GLUED_MAX_RUN + 8];
+    if (lex_contains(&lex_words, w, n))
+        return 1;
+    memcpy(buf, w, (size_t)n);
+    for (size_t k = 0; k < sizeof(glued_endings) / sizeof(glued_endings[0]); k++) {
+        const char *e = glued_endings[k];
+        Py_ssize_t m = (Py_ssize_t)strlen(e);
+        memcpy(buf + n, e, (size_t)m);
+        if (lex_contains(&lex_words, buf, n + m))
+            return 1;
+        if (n > m + 2 && memcmp(w + n - m, e, (size_t)m) == 0 && lex_contains(&lex_words, w, n - m))
+            return 1;
+    }
+    if (n >= 3 && memcmp(w + n - 3, "ing", 3) == 0) {
+        buf[n - 3] = 'e';
+        return lex_contains(&lex_words, buf, n - 2);
+    }
+    return 0;
+}
+
+/* glue_points(w, words) > 0 of a lowercase ASCII run of at most GLUED_MAX_RUN letters that is not lex_known:
+ * glued._pieces (the first split into the fewest pieces, in the same order of trials) and glued._glued. */
+static int
+glued_run_points(const char *w, Py_ssize_t n)
+{
+    int count[GLUED_MAX_RUN + 1], prev[GLUED_MAX_RUN + 1];
+    for (Py_ssize_t j = 0; j <= n; j++)
+        count[j] = -1;
+    count[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (count[i] < 0)
+            continue;
+        for (Py_ssize_t j = i + 1; j <= n; j++) {
+            Py_ssize_t len = j - i;
+            if (len < 3 && !lex_contains(&lex_function, w + i, len))
+                continue;
+            if (!lex_known(w + i, len))
+                continue;
+            if (len == 1 && (w[i] != 'i' || i > 0))
+                continue;
+            if (count[j] < 0 || count[i] + 1 < count[j]) {
+                count[j] = count[i] + 1;
+                prev[j] = (int)i;
+            }
+        }
+    }
+    if (count[n] < 2)
+        return 0;
+    int points = 0;
+    Py_ssize_t b = n, a = prev[n]; /* the right piece w[a:b] */
+    while (a > 0) {
+        Py_ssize_t c = prev[a]; /* the left piece w[c:a] */
+        Py_ssize_t left = a - c, right = b - a;
+        if (left >= 3 && right >= 3 && !lex_contains(&lex_heads, w + c, left) &&
+            !lex_contains(&lex_tails, w + a, right) &&
+            (lex_contains(&lex_function, w + c, left) || lex_contains(&lex_function, w + a, right)))
+            points++;
+        b = a;
+        a = c;
+    }
+    return points;
+}
+
+/* 1 lowercase ASCII letter, 2 uppercase ASCII letter, 0 any other character below 256 */
+static unsigned char glued_class[256];
+
+static void
+init_glued_class(void)
+{
+    for (int c = 'a'; c <= 'z'; c++) {
+        glued_class[c] = 1;
+        glued_class[c - 'a' + 'A'] = 2;
+    }
+}
+
+#define GLUED_CLASS(c) (sizeof(c) == 1 || (c) < 0x100 ? glued_class[(unsigned char)(c)] : 0)
+
+#define GLUED_POINTS(TYPE)                                                                                             \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        Py_ssize_t i = 0;                                                                                              \
+        while (i < n) {                                                                                                \
+            while (i < n && !GLUED_CLASS(d[i]))                                                                        \
+                i++;                                                                                                   \
+            if (i == n)                                                                                                \
+                break;                                                                                                 \
+            Py_ssize_t start = i++;                                                                                    \
+            int upper = 0, cls;                                                                                        \
+            while (i < n && (cls = GLUED_CLASS(d[i])) != 0) {                                                          \
+                upper |= cls;                                                                                          \
+                i++;                                                                                                   \
+            }                                                                                                          \
+            Py_ssize_t len = i - start;                                                                                \
+            if (len < min_run || len > max_run || (upper & 2))                                                         \
+                continue;                                                                                              \
+            for (Py_ssize_t k = 0; k < len; k++)                                                                       \
+                word[k] = (char)(d[start + k] | 0x20);                                                                 \
+            if (lex_known(word, len) || !glued_run_points(word, len))                                                  \
+                continue;                                                                                              \
+            PyObject *s = PyUnicode_FromStringAndSize(word, len);                                                      \
+            if (s == NULL || PyList_Append(out, s) < 0) {                                                              \
+                Py_XDECREF(s);                                                                                         \
+                Py_DECREF(out);                                                                                        \
+                return NULL;                                                                                           \
+            }                                                                                                          \
+            Py_DECREF(s);                                                                                              \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+glued_points(PyObject *self, PyObject *args)
+{
+    PyObject *text, *words, *function_words, *heads, *tails;
+    Py_ssize_t min_run, max_run;
+    if (!PyArg_ParseTuple(args, "UOOOOnn:glued_points", &text, &words, &function_words, &heads, &tails, &min_run,
+                          &max_run))
+        return NULL;
+    if (min_run < 1 || max_run > GLUED_MAX_RUN) {
+        PyErr_SetString(PyExc_ValueError, "glued_points: min_run >= 1 and max_run <= 64");
+        return NULL;
+    }
+    if (lex_build(&lex_words, words) < 0 || lex_build(&lex_function, function_words) < 0 ||
+        lex_build(&lex_heads, heads) < 0 || lex_build(&lex_tails, tails) < 0)
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    char word[GLUED_MAX_RUN + 1];
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        GLUED_POINTS(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        GLUED_POINTS(Py_UCS2);
+    else
+        GLUED_POINTS(Py_UCS4);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"any_in", any_in, METH_VARARGS, "Whether a character of text lies in [low, high]."},
     {"non_ascii_words", non_ascii_words, METH_VARARGS, "bytelevel.non_ascii_words as a list (see the source)."},
@@ -1564,6 +1824,7 @@ static PyMethodDef methods[] = {
     {"recurring_anchors", recurring_anchors, METH_VARARGS,
      "[(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length:a], max(0, a - back), a - 1)) >= 0]"},
     {"last_tokens", last_tokens, METH_VARARGS, "The loop of eval.classify.degeneracy._last_tokens (see the source)."},
+    {"glued_points", glued_points, METH_VARARGS, "The runs of glued._glued_candidates_python (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1576,9 +1837,10 @@ PyInit__speedups(void)
 {
     init_classes();
     init_keep();
+    init_glued_class();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 7) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 8) < 0) {
         Py_DECREF(m);
         return NULL;
     }

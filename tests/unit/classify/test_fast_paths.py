@@ -14,6 +14,7 @@ import pytest
 import eval.classify.bytelevel as bytelevel_module
 import eval.classify.charsets as charsets_module
 import eval.classify.degeneracy as degeneracy_module
+import eval.classify.glued as glued_module
 import eval.classify.identifiers as identifiers_module
 import eval.classify.neardup as neardup_module
 import eval.classify.repetition as repetition_module
@@ -50,6 +51,22 @@ from eval.classify.degeneracy import (
     statistics,
 )
 from eval.classify.formats import FORMATS, any_marker, any_marker_in, call_text_pattern, call_text_pattern_in
+from eval.classify.glued import (
+    _RUN,
+    _SUSPECT,
+    COMPOUND_HEADS,
+    COMPOUND_TAILS,
+    MAX_RUN,
+    MIN_RUN,
+    READS,
+    _blank_code,
+    _glued_candidates_python,
+    _runs,
+    glue_points,
+    glued_runs,
+    known,
+    lexicon,
+)
 from eval.classify.identifiers import _TO_SPACE, IdentifierIndex
 from eval.classify.names import is_id
 from eval.classify.neardup import KEY_CHARS, near_duplicates
@@ -469,6 +486,7 @@ _SPEEDUP_MODULES = (
     bytelevel_module,
     charsets_module,
     degeneracy_module,
+    glued_module,
     repetition_module,
     identifiers_module,
     neardup_module,
@@ -877,3 +895,78 @@ def test_compiled_non_ascii_words_are_the_regex_words(monkeypatch: Any) -> None:
         assert list(non_ascii_words(text)) == plain
     with pytest.raises(TypeError):
         compiled.non_ascii_words(b"bytes")
+
+
+def _glued_texts(seed: int, count: int) -> list[str]:
+    """Prose, words of the lexicon and function words glued at random (`thatshould`, `Ihope`, compounds, capitals),
+    with code marks, URLs, indented lines and other alphabets among them."""
+    rng = random.Random(seed)
+    words = sorted(w for w in lexicon() if len(w) < 9)
+    function_words = sorted(FUNCTION_WORDS)
+    marks = [" ", " ", "\n", "\n    ", "\t", "`", "```\n", "://", "é", "_", "-", ".", "x1", "İ", "\U0001f600", "ß"]
+    out = []
+    for _ in range(count):
+        pieces = []
+        for _ in range(rng.randint(0, 60)):
+            kind = rng.random()
+            if kind < 0.4:
+                pieces.append(rng.choice(function_words))
+            elif kind < 0.7:
+                pieces.append(rng.choice(words))
+            elif kind < 0.75:
+                pieces.append(rng.choice(words).capitalize())
+            else:
+                pieces.append(rng.choice(marks))
+        out.append("".join(pieces))
+    return out
+
+
+def test_glued_runs_behind_the_candidates_are_the_runs_of_every_word(monkeypatch: Any) -> None:
+    texts = _glued_texts(90, 3000) + _random_texts(91, 2000) + _texts()
+    texts += ["thatshould " * 3000, "x" + "thatshould" * 7, "é" * 9000 + "passall thatshould"]
+    words = lexicon()
+    found = 0
+    for text in texts:
+        base = max(0, len(text) - READS)
+        every_word = _runs(text[base:], base, words)
+        assert glued_runs(text) == every_word, text[:80]
+        monkeypatch.setattr(glued_module, "_speedups", None)
+        assert glued_runs(text) == every_word, text[:80]
+        monkeypatch.setattr(glued_module, "_speedups", degeneracy_module._speedups)
+        found += bool(every_word)
+    assert 500 < found < len(texts) - 500
+
+
+def test_blanking_code_never_cuts_a_run_of_letters() -> None:
+    # glued_runs looks for candidates in the tail before its code is blanked: every run read after is one before.
+    for text in _glued_texts(92, 3000) + _random_texts(93, 2000):
+        assert set(_RUN.findall(_blank_code(text))) <= set(_RUN.findall(text)), text[:80]
+
+
+def test_compiled_glued_points_are_the_python_candidates() -> None:
+    compiled = _compiled()
+    words = lexicon()
+    texts = _glued_texts(94, 5000) + _random_texts(95, 2000) + _texts()
+    texts += ["".join(random.Random(i).choice("aItheshouldpass ") for _ in range(70)) for i in range(2000)]
+    found = 0
+    for text in texts:
+        fast = compiled.glued_points(text, words, FUNCTION_WORDS, COMPOUND_HEADS, COMPOUND_TAILS, MIN_RUN, MAX_RUN)
+        runs = [run for run in map(str.lower, _SUSPECT.findall(text)) if not known(run, words)]
+        assert fast == [run for run in runs if glue_points(run, words)], text[:80]
+        assert set(fast) == set(_glued_candidates_python(text, words))
+        assert set(map(str.lower, _SUSPECT.findall(text))) == {
+            r.lower() for r in _RUN.findall(text) if MIN_RUN <= len(r) <= MAX_RUN and r[1:].islower()
+        }
+        found += bool(fast)
+    assert 1000 < found < len(texts) - 1000
+    other = frozenset({"that", "should"})  # another lexicon: its own table
+    assert compiled.glued_points("thatshould", other, FUNCTION_WORDS, COMPOUND_HEADS, COMPOUND_TAILS, 5, 64) == [
+        "thatshould"
+    ]
+    assert compiled.glued_points("thatshould", words, FUNCTION_WORDS, COMPOUND_HEADS, COMPOUND_TAILS, 5, 64) == [
+        "thatshould"
+    ]
+    with pytest.raises(TypeError):
+        compiled.glued_points("thatshould", set(words), FUNCTION_WORDS, COMPOUND_HEADS, COMPOUND_TAILS, 5, 64)
+    with pytest.raises(ValueError):
+        compiled.glued_points("thatshould", words, FUNCTION_WORDS, COMPOUND_HEADS, COMPOUND_TAILS, 5, 65)

@@ -12,8 +12,8 @@ position B after the model already ended its reasoning at B - 1.
 Needs only Python and httpx. It starts two servers from `--python`/`--model` (speculation off, and
 `{"method": "draft_model", "model": MODEL, "num_speculative_tokens": 4}`), or talks to two running ones
 (`--url-off`, `--url-spec`), sends each greedy request below to both and compares the token ids. The model must
-have `<think>` and `</think>` as tokens of their own: `specqual stack model cohorts/bugzoo-reasoning-cpu.yaml` makes the one
-every run here used (a tiny random Llama that ends its reasoning mid-generation).
+have `<think>` and `</think>` as tokens of their own: `specqual stack model cohorts/bugzoo-reasoning-cpu.yaml` makes
+the one every run here used (a tiny random Llama that ends its reasoning mid-generation).
 
 Exit 1: the bug shows (a speculative output differs from speculation off's). Exit 0: the outputs are the same.
 Exit 125: untestable (a server did not start, or the model lacks the think tokens).
@@ -78,7 +78,7 @@ def version_shim(python: str) -> dict[str, str]:
 def server_argv(python: str, model: str, port: int, spec: bool) -> list[str]:
     argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--served-model-name", "m"]
     argv += ["--dtype", "float32", "--enforce-eager", "--max-model-len", "2048", "--port", str(port)]
-    # The fuzzed cohort's settings (cohorts/bugzoo-reasoning-cpu.yaml): a token budget of 32 chunks these prompts' prefill.
+    # The fuzzed cohort's settings (cohorts/bugzoo-reasoning-cpu.yaml): a token budget of 32 chunks these prefills.
     argv += ["--reasoning-parser", "deepseek_r1", "--max-num-batched-tokens", "32", "--block-size", "64"]
     if spec:
         cfg = json.dumps({"method": "draft_model", "model": model, "num_speculative_tokens": 4})

@@ -339,3 +339,24 @@ def test_the_thinking_budget_oracle_fails_a_late_reasoning_end_and_passes_an_end
     unbudgeted = rec([5, 6, 7], 1)
     unbudgeted.params = {"max_tokens": 12}
     assert oracle.judge(None, unbudgeted, None) is None
+
+
+def test_the_support_oracle_leaves_a_forced_reasoning_end_alone() -> None:
+    """A sampled request with a thinking budget gets `</think>` forced wherever it ranks: outside the top-k is not a
+    failure there (any budget, 0 included), and still is without a budget."""
+    from eval.canary.fuzz.oracles import SupportOracle
+    from eval.canary.records import ProbeRecord
+
+    def rec(params: dict[str, object]) -> ProbeRecord:
+        r = ProbeRecord(
+            probe_id="fuzz-000-r0", cohort="c", mode="fuzz", index=0, role="r0", output_token_ids=[5, 901],
+            output_text="", finish_reason="length", params={"max_tokens": 2, "top_k": 2, **params},
+            output_top_logprobs=[{"5": -0.1, "6": -2.0}, {"7": -0.2, "8": -1.0}],
+        )  # fmt: skip
+        r.extra["sampled"] = True
+        return r
+
+    failed = SupportOracle().judge(None, rec({}), None)
+    assert failed is not None and failed.verdict == "fail"
+    for budget in (0, 1):
+        assert SupportOracle().judge(None, rec({"thinking_token_budget": budget}), None) is None

@@ -77,14 +77,22 @@ def adjusted(token: str, raw: float, position: int, prefix: list[int], params: d
 # any of them, or a sampled request, self-consistency is not checked (the reference and the fuzzer's own
 # oracles judge those requests).
 UNMODELLED = ("repetition_penalty", "bad_words", "structured_outputs", "response_format", "tools")
+# Request parameters that force tokens whatever the model's scores, at any value (0 included): a thinking budget
+# forces the reasoning end.
+FORCING = ("thinking_token_budget",)
+
+
+def forces_tokens(params: dict[str, Any] | None) -> bool:
+    """The request sets a parameter of FORCING: some of its tokens need not be the model's choice at all."""
+    p = params or {}
+    return any(p.get(k) is not None for k in FORCING)
 
 
 def modelled(params: dict[str, Any] | None) -> bool:
     p = params or {}
     greedy = float(p.get("temperature") or 0.0) == 0.0
     unmodelled = any(p.get(k) not in (None, [], {}, 1.0, 1) for k in UNMODELLED)
-    # A thinking budget forces the reasoning end, whatever the model's scores (any budget, 0 and 1 included).
-    return greedy and not unmodelled and p.get("thinking_token_budget") is None
+    return greedy and not unmodelled and not forces_tokens(p)
 
 
 def _scores(rec: ProbeRecord, i: int) -> dict[str, float] | None:

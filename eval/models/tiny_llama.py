@@ -55,20 +55,21 @@ class TinyLlama:
         return from_options(cls, "tiny-llama", options)
 
 
+# Options added after the first models were made, with their defaults (left out of the hash at those values).
+LATER_OPTIONS: dict[str, Any] = {"think_tokens": False, "pard_token": None, "think_end_scale": 1.0}
+
+
 def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     """Write (or reuse) the model directory under `out_dir` and return it."""
     from eval.models.tiny_nemotron_h import TinyNemotronH, _write_tokenizer
 
     opts = TinyLlama.from_options(dict(options))
-    keyed = asdict(opts)
-    if not opts.think_tokens:
-        del keyed["think_tokens"]  # the hash of every model made before the option
-    if opts.pard_token is None:
-        del keyed["pard_token"]
-    if opts.think_end_scale == 1.0:
-        del keyed["think_end_scale"]
-    elif not opts.think_tokens:
+    if opts.think_end_scale != 1.0 and not opts.think_tokens:
         raise ValueError("think_end_scale needs think_tokens: true (it scales the `</think>` token's output row)")
+    keyed = asdict(opts)
+    for name, default in LATER_OPTIONS.items():  # at their default, the hash of every model made before them
+        if keyed[name] == default:
+            del keyed[name]
     blob = json.dumps({"v": GENERATOR_VERSION, "seed": seed, "opts": keyed}, sort_keys=True)
     target = Path(out_dir) / f"tiny-llama-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 

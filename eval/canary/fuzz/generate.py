@@ -386,9 +386,14 @@ def _reasoning(ctx: GenContext, req: TimedRequest, key: str) -> None:
     start, end = ctx.book.tokenize(REASONING_START), ctx.book.tokenize(REASONING_END)
     how = side.choice(("closed", "open"))
     tail = start + (ctx.book.ids(key + "-thought", side.randint(1, 12)) + end if how == "closed" else [])
+    _end_prompt_with(ctx, req, tail)
+    req.features.append(f"reasoning:{how}")
+
+
+def _end_prompt_with(ctx: GenContext, req: TimedRequest, tail: list[int]) -> None:
+    """The prompt ends with `tail`, its head cut so that prompt and output still fit max_model_len."""
     keep = max(1, ctx.max_model_len - int(req.params["max_tokens"]) - len(tail))
     req.prompt_token_ids = req.prompt_token_ids[-keep:] + tail
-    req.features.append(f"reasoning:{how}")
 
 
 THINKING_BUDGET_SHARE = 0.35
@@ -409,10 +414,8 @@ def _thinking_budget(ctx: GenContext, req: TimedRequest, key: str) -> None:
         return
     if any(k in req.params for k in _BUDGET_CONFLICTS) or req.derive or req.abort_after_tokens is not None:
         return
-    start = ctx.book.tokenize(REASONING_START)
     if "reasoning:open" not in req.features:
-        keep = max(1, ctx.max_model_len - int(req.params["max_tokens"]) - len(start))
-        req.prompt_token_ids = req.prompt_token_ids[-keep:] + start
+        _end_prompt_with(ctx, req, ctx.book.tokenize(REASONING_START))
     req.params["thinking_token_budget"] = side.randint(0, 10)
     req.reasoning_end_ids = ctx.book.tokenize(REASONING_END)
     req.features.append("thinking_budget")

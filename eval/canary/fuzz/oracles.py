@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from eval.canary.fuzz.case import REASONING_END, Case, Finding
 from eval.canary.fuzz.rescore import GreedyRescoreOracle
+from eval.canary.judge import forces_tokens
 from eval.canary.records import ProbeRecord
 
 Tokenize = Callable[[str], list[int]]
@@ -372,9 +373,8 @@ class SupportOracle:
             if allowed and t not in allowed and not unsatisfiable_at(cohort_obs, i):
                 return _finding(self.name, cohort_obs, "fail", f"token {i} ({t}) outside allowed_token_ids", position=i)
         k = int(p.get("top_k") or -1)
-        reorders = any(p.get(x) for x in REORDERING)  # raw ranks are then not the ranks top-k cut on
-        # A thinking budget (any, 0 included) forces the reasoning end wherever it ranks.
-        reorders = reorders or p.get("thinking_token_budget") is not None
+        # Raw ranks are then not the ranks top-k cut on (a forced token ranks anywhere).
+        reorders = any(p.get(x) for x in REORDERING) or forces_tokens(p)
         if not cohort_obs.extra.get("sampled") or k < 1 or reorders or not tops or len(tops[0]) < k:
             return None if not allowed else _finding(self.name, cohort_obs, "pass", "inside allowed_token_ids")
         for i, (t, top) in enumerate(zip(out, tops, strict=False)):

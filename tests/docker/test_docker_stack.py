@@ -166,9 +166,7 @@ def test_a_sigkilled_driver_leaves_no_container(docker_client: Any, cohort: Path
         os.kill(driver.pid, signal.SIGKILL)
         driver.wait(10)
         killed = time.monotonic()
-        # The reaper stops (5 s grace) and removes the container; on a busy 2-core CI machine that once took over 20 s
-        # (a rehearsal, 2026-12-07; 1 passed alone right after), so it gets 60 s.
-        while cid in {c.id for c in docker_client.containers.list(all=True)} and time.monotonic() - killed < 60:
+        while cid in {c.id for c in docker_client.containers.list(all=True)} and time.monotonic() - killed < 20:
             time.sleep(0.2)
         assert cid not in {c.id for c in docker_client.containers.list(all=True)}, "the container outlived its driver"
     finally:

@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 
 from eval.canary.fuzz.case import Case, Finding
+from eval.canary.judge import forces_tokens
 from eval.canary.records import ProbeRecord
 
 EXTRA_KEY = "greedy_rescore"
@@ -68,7 +69,13 @@ _DEFAULTS: tuple[Any, ...] = (None, 0, 0.0, 1.0, False, [], {}, "")
 
 
 def greedy_judgeable(params: dict[str, Any]) -> bool:
-    """Temperature 0 (explicit), one choice, and nothing that moves the argmax away from the raw model's."""
+    """Temperature 0 (explicit), one choice, and nothing that moves the argmax away from the raw model's.
+
+    A parameter that forces tokens (a thinking budget) does so at any value, 0 included, so it is never read as a
+    default: the token it forces is not the raw model's argmax.
+    """
+    if forces_tokens(params):
+        return False
     if params.get("temperature") is None or float(params["temperature"]) != 0.0 or int(params.get("n") or 1) != 1:
         return False
     for key, value in params.items():

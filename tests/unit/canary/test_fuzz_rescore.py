@@ -30,6 +30,8 @@ def test_only_greedy_requests_whose_argmax_is_the_raw_models_are_judged() -> Non
         {"structured_outputs": {"regex": "a+"}},
         {"tools": [{"type": "function"}], "tool_choice": "required"},
         {"some_future_processor": 2},  # unknown: not judged rather than judged wrongly
+        {"thinking_token_budget": 0},  # forces the reasoning end at any value, 0 and 1 included
+        {"thinking_token_budget": 1},
     ):
         assert not greedy_judgeable({"temperature": 0, **moved}), moved
 

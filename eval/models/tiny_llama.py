@@ -49,6 +49,13 @@ class TinyLlama:
     # reasoning within 48 tokens after `<think>` on about 65% of prompts, at positions spread over 0-45, so the end
     # of reasoning lands inside accepted drafts (self-drafting). 1.0 (default) leaves the weights as before.
     think_end_scale: float = 1.0
+    # Every layer's attention and MLP output (`o_proj`, `down_proj`) times this factor: well below 1 (0.003), the
+    # model chooses its bigram token (the next token from the last token's embedding alone) about 2 times in 3 and
+    # lets its context decide the rest, which the EAGLE heads of `draft_heads` predict. 1.0 (default): as before.
+    context_scale: float = 1.0
+    # Draft heads written beside the model, each in a subdirectory of that name, for `--speculative-config`'s
+    # `model: "@target/eagle3"`: "eagle" and "eagle3" (eval/models/eagle_heads.py). Empty (default): none.
+    draft_heads: tuple[str, ...] = ()
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> TinyLlama:
@@ -56,14 +63,24 @@ class TinyLlama:
 
 
 # Options added after the first models were made, with their defaults (left out of the hash at those values).
-LATER_OPTIONS: dict[str, Any] = {"think_tokens": False, "pard_token": None, "think_end_scale": 1.0}
+LATER_OPTIONS: dict[str, Any] = {
+    "think_tokens": False,
+    "pard_token": None,
+    "think_end_scale": 1.0,
+    "context_scale": 1.0,
+    "draft_heads": (),
+}
 
 
 def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     """Write (or reuse) the model directory under `out_dir` and return it."""
+    from eval.models.eagle_heads import write_heads
     from eval.models.tiny_nemotron_h import TinyNemotronH, _write_tokenizer
 
-    opts = TinyLlama.from_options(dict(options))
+    raw = dict(options)
+    if "draft_heads" in raw:  # a YAML list
+        raw["draft_heads"] = tuple(raw["draft_heads"])
+    opts = TinyLlama.from_options(raw)
     if opts.think_end_scale != 1.0 and not opts.think_tokens:
         raise ValueError("think_end_scale needs think_tokens: true (it scales the `</think>` token's output row)")
     keyed = asdict(opts)
@@ -81,6 +98,7 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
         _write_tokenizer(tmp, tok_opts, seed, THINK_TOKENS if opts.think_tokens else ())
         end_id = _token_id(tmp, THINK_TOKENS[1]) if opts.think_end_scale != 1.0 else None
         _write_weights(tmp, opts, seed, end_id)
+        write_heads(tmp, opts.draft_heads, seed)
         return {"seed": seed, "options": asdict(opts)}
 
     return build_once(target, DONE_MARKER, write)
@@ -160,6 +178,10 @@ def _write_weights(d: Path, opts: TinyLlama, seed: int, think_end_id: int | None
         else:
             values = rng.normal(0.0, opts.weight_std, size=shape)
         tensors[name] = values.astype(np.float32)
+    if opts.context_scale != 1.0:  # after every draw, like the option below
+        for name, values in tensors.items():
+            if name.endswith(("o_proj.weight", "down_proj.weight")):
+                values *= opts.context_scale
     if think_end_id is not None:  # after every draw: the other weights are those of the model without the option
         tensors["lm_head.weight"][think_end_id] *= opts.think_end_scale
     save_file(tensors, str(d / "model.safetensors"), metadata={"format": "pt"})

@@ -10,6 +10,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from eval.secrets import redact_argv, redact_env
@@ -64,7 +65,27 @@ def to_flags(args: dict[str, Any]) -> list[str]:
 
 # `speculative.<name>.model: "@target"` (method draft_model): the draft model is the cohort's own model, wherever
 # it was generated or resolved (self-drafting gets drafts accepted on a random model: docs/trust/bugzoo.md).
+# `"@target/<dir>"`: a directory inside the model's, such as the EAGLE heads a generator writes beside its model
+# (tiny-llama's `draft_heads`).
 SELF_DRAFT = "@target"
+
+
+def draft_model_path(value: Any, model_path: str) -> Any:
+    """The speculative config's `model` with `@target` / `@target/<dir>` made a path; other values unchanged."""
+    if value == SELF_DRAFT:
+        return model_path
+    if isinstance(value, str) and value.startswith(SELF_DRAFT + "/"):
+        sub = value[len(SELF_DRAFT) + 1 :]
+        if not sub or ".." in Path(sub).parts:
+            raise ValueError(f"speculative model {value!r}: name a directory inside the model's, e.g. @target/eagle3")
+        local = Path(model_path)
+        if local.is_dir() and not (local / sub).is_dir():
+            raise ValueError(
+                f"speculative model {value!r}: {local / sub} does not exist (a generated tiny-llama writes its EAGLE "
+                "heads there with options: {draft_heads: [eagle, eagle3]})"
+            )
+        return f"{model_path.rstrip('/')}/{sub}"
+    return value
 
 
 def model_args(spec: CohortFile, model_path: str, model: ModelSpec | None = None) -> dict[str, Any]:
@@ -93,8 +114,8 @@ def _server(
     args.update(extra)
     spec_cfg = cohort.speculative.vllm_config()
     if spec_cfg is not None:
-        if spec_cfg.get("model") == SELF_DRAFT:  # self-drafting: the draft is the served model itself
-            spec_cfg["model"] = model_path
+        if "model" in spec_cfg:  # self-drafting, or a head beside the served model
+            spec_cfg["model"] = draft_model_path(spec_cfg["model"], model_path)
         args["speculative_config"] = spec_cfg
     args.update(cohort.server_args)
     gpus = int(extra.get("tensor_parallel_size", 1)) * int(extra.get("data_parallel_size", 1))

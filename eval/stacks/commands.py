@@ -82,7 +82,7 @@ def draft_model_path(value: Any, model_path: str) -> Any:
         if local.is_dir() and not (local / sub).is_dir():
             raise ValueError(
                 f"speculative model {value!r}: {local / sub} does not exist (a generated tiny-llama writes its EAGLE "
-                "heads there with options: {draft_heads: [eagle, eagle3]})"
+                "heads there with options: {draft_heads: [eagle, eagle3, hetero-vocab]})"
             )
         return f"{model_path.rstrip('/')}/{sub}"
     return value

@@ -1,4 +1,5 @@
-"""The constructed EAGLE heads (eval/models/eagle_heads.py): each predicts the target's bigram token.
+"""The constructed draft heads (eval/models/draft_heads.py): each EAGLE head predicts the target's bigram token, and
+the hetero-vocab draft is the target under another tokenizer.
 
 The forward passes below follow vLLM 0.32.0's `llama_eagle.py` / `llama_eagle3.py` (RMSNorm, neox RoPE, causal
 attention over the draft's own cache) in numpy; the live check is in docs/trust/canary.md (drafts accepted on
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from eval.models.eagle_heads import bigram_argmax
+from eval.models.draft_heads import bigram_argmax
 from eval.models.tiny_llama import generate
 from eval.stacks.commands import draft_model_path
 
@@ -37,7 +38,8 @@ def _rope(x: np.ndarray, positions: np.ndarray, theta: float = 10000.0) -> np.nd
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate(tmp_path_factory.mktemp("m"), 0, {"context_scale": 0.003, "draft_heads": ["eagle", "eagle3"]})
+    heads = ["eagle", "eagle3", "hetero-vocab"]
+    return generate(tmp_path_factory.mktemp("m"), 0, {"context_scale": 0.002, "draft_heads": heads})
 
 
 def test_heads_are_written_beside_the_model_and_the_default_model_keeps_its_name(model: Path, tmp_path: Path) -> None:
@@ -116,3 +118,25 @@ def test_target_relative_draft_paths_resolve_and_bad_ones_are_refused(model: Pat
         draft_model_path("@target/medusa", str(model))
     with pytest.raises(ValueError, match="inside the model"):
         draft_model_path("@target/../x", str(model))
+
+
+def test_the_hetero_vocab_draft_is_the_target_under_another_tokenizer(model: Path) -> None:
+    from tokenizers import Tokenizer
+
+    target_tok = Tokenizer.from_file(str(model / "tokenizer.json"))
+    draft_tok = Tokenizer.from_file(str(model / "hetero-vocab" / "tokenizer.json"))
+    target = load_file(str(model / "model.safetensors"))
+    draft = load_file(str(model / "hetero-vocab" / "model.safetensors"))
+    text = "def main():\n    print('hello, world')  # <tool_call>{\"a\": 1}</tool_call>"
+    t_ids, d_ids = target_tok.encode(text).ids, draft_tok.encode(text).ids
+    assert t_ids != d_ids  # other ids ...
+    assert [target_tok.id_to_token(i) for i in t_ids] == [draft_tok.id_to_token(i) for i in d_ids]  # same tokens
+    moved = 0
+    for token, t_id in target_tok.get_vocab().items():
+        d_id = draft_tok.token_to_id(token)
+        moved += d_id != t_id
+        for name in ("model.embed_tokens.weight", "lm_head.weight"):
+            assert np.array_equal(draft[name][d_id], target[name][t_id]), (token, name)
+    assert moved > 400  # the ordinary tokens are permuted; the special ones keep their ids
+    assert draft_tok.get_vocab_size() == json.loads((model / "hetero-vocab" / "config.json").read_text())["vocab_size"]
+    assert draft_tok.get_vocab_size() == target_tok.get_vocab_size() + 16  # tokens the target does not have

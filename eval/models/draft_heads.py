@@ -1,4 +1,8 @@
-"""EAGLE and EAGLE-3 draft heads for a tiny Llama target, built so that vLLM accepts their drafts (issue 27).
+"""Draft models written beside a tiny Llama target, built so that vLLM accepts their drafts (issue 27).
+
+`write_heads(model_dir, heads, seed)` writes each of `HEADS` in a subdirectory of that name: the EAGLE and EAGLE-3
+heads below, and `hetero-vocab`, a draft model with a tokenizer of its own for `use_heterogeneous_vocab` (see the
+end of this docstring).
 
 A random EAGLE head proposes drafts the target almost never accepts, and then the canary cannot see the draft-row
 bug classes of the EAGLE proposers. These heads are constructed instead of trained: each one computes, exactly,
@@ -20,6 +24,13 @@ How each head computes the bigram (vLLM's `llama_eagle.py` and `llama_eagle3.py`
   `d2t` / `t2d` maps): every token the bigram can predict, filled up with the lowest other ids, so vLLM's draft-to-
   target vocabulary mapping runs.
 The heads share the target's embeddings (none are in their weights), as trained EAGLE heads usually do.
+
+**hetero-vocab** (method `draft_model` with `use_heterogeneous_vocab: true`): the target itself under another
+tokenizer. Its ordinary tokens get other ids (a seeded permutation; the special tokens keep theirs), with the
+embedding and output rows moved to match, and it has `EXTRA_VOCAB` tokens of its own that the target lacks (random
+output rows, so they would win some argmaxes if vLLM's mask to the common vocabulary failed). vLLM maps the two
+vocabularies by token string (`v1/spec_decode/vocab_mapping.py`), so its drafts are the target's own choices
+mapped back and forth.
 """
 
 from __future__ import annotations
@@ -31,12 +42,15 @@ from typing import Any
 
 import numpy as np
 
-HEADS = ("eagle", "eagle3")
+HEADS = ("eagle", "eagle3", "hetero-vocab")
 # Attention sharpness of the EAGLE-3 head: q = k = SELF_ATTENTION * embed (see the module docstring).
 SELF_ATTENTION = 3.0
 # Tokens in the EAGLE-3 head's vocabulary beyond the bigram's image: its draft_vocab_size is image + this, at most the
 # target's vocabulary.
 EXTRA_DRAFT_TOKENS = 32
+# Tokens of the hetero-vocab draft that the target does not have.
+EXTRA_VOCAB = 16
+TOKENIZER_FILES = ("tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja", "generation_config.json")
 
 
 def bigram_argmax(weights: Mapping[str, np.ndarray], eps: float = 1e-5) -> np.ndarray:
@@ -129,6 +143,40 @@ def eagle3_head(cfg: Mapping[str, Any], weights: Mapping[str, np.ndarray], seed:
     return config, tensors
 
 
+def hetero_vocab_draft(
+    cfg: Mapping[str, Any], weights: Mapping[str, np.ndarray], tokenizer: dict[str, Any], seed: int
+) -> tuple[dict, dict, dict]:
+    """(config.json, tensors, tokenizer.json) of the target re-indexed under a tokenizer of its own."""
+    vocab: dict[str, int] = tokenizer["model"]["vocab"]
+    special = {t["id"] for t in tokenizer["added_tokens"]}
+    ordinary = sorted(i for i in vocab.values() if i not in special)
+    rng = np.random.default_rng(seed)
+    new_id = dict(zip(ordinary, (int(i) for i in rng.permutation(ordinary)), strict=True))  # old id -> draft id
+    size = cfg["vocab_size"] + EXTRA_VOCAB
+    order = np.arange(size)  # draft id -> the target row it takes (rows beyond the target: its own tokens)
+    for old, new in new_id.items():
+        order[new] = old
+    tok = json.loads(json.dumps(tokenizer))
+    tok["model"]["vocab"] = {t: new_id.get(i, i) for t, i in vocab.items()}
+    for k in range(EXTRA_VOCAB):
+        tok["added_tokens"].append(
+            {
+                "id": cfg["vocab_size"] + k,
+                "content": f"<|draft_only_{k}|>",
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+        )
+    tensors = dict(weights)
+    for name in ("model.embed_tokens.weight", "lm_head.weight"):
+        extra = rng.normal(0.0, float(weights[name].std()), (EXTRA_VOCAB, weights[name].shape[1]))
+        tensors[name] = np.concatenate([weights[name], extra.astype(weights[name].dtype)])[order]
+    return {**cfg, "vocab_size": size}, tensors, tok
+
+
 def write_heads(model_dir: Path, heads: tuple[str, ...], seed: int) -> None:
     """Write each head of `heads` as `model_dir/<head>/` (config.json + model.safetensors) beside the target."""
     from safetensors.numpy import load_file, save_file
@@ -139,8 +187,16 @@ def write_heads(model_dir: Path, heads: tuple[str, ...], seed: int) -> None:
     cfg = json.loads((model_dir / "config.json").read_text())
     weights = load_file(str(model_dir / "model.safetensors"))
     for name in heads:
-        config, tensors = (eagle_head if name == "eagle" else eagle3_head)(cfg, weights, seed)
         d = model_dir / name
         d.mkdir()
+        if name == "hetero-vocab":
+            tokenizer = json.loads((model_dir / "tokenizer.json").read_text())
+            config, tensors, tok = hetero_vocab_draft(cfg, weights, tokenizer, seed)
+            (d / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False) + "\n")
+            for f in TOKENIZER_FILES:
+                if (model_dir / f).is_file():
+                    (d / f).write_bytes((model_dir / f).read_bytes())
+        else:
+            config, tensors = (eagle_head if name == "eagle" else eagle3_head)(cfg, weights, seed)
         (d / "config.json").write_text(json.dumps(config, indent=2) + "\n")
         save_file(tensors, str(d / "model.safetensors"), metadata={"format": "pt"})

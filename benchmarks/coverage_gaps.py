@@ -135,8 +135,8 @@ def branches(missing: list[str], site: Path) -> list[Branch]:
     by_file: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for m in missing:
         path, arc = m.rsplit(":", 1)
-        a, b = arc.split("->")
-        by_file[path].append((int(a), int(b)))
+        src, dst = arc.split("->")
+        by_file[path].append((int(src), int(dst)))
     out = []
     for path, arcs in sorted(by_file.items()):
         src = (site / "vllm" / path).read_text()

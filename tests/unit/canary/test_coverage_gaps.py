@@ -44,3 +44,5 @@ def test_the_statement_wins_over_an_enclosing_block() -> None:
     assert classify("if self.lora_config:", "schedule", ["if self.connector is not None:"]) == "LoRA"
     assert classify("if x:", "f", ["if y:", "if self.connector:"]) == "KV connector / P/D"
     assert classify("if x:", "f", []) == "other"
+    assert classify("if x:", "f", [], "v1/spec_decode/step3p5.py") == "another model family's drafter"
+    assert classify("if self.uses_mrope:", "propose") == "M-RoPE / multimodal drafts"

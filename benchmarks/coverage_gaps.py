@@ -141,9 +141,9 @@ def _rule(text: str) -> str | None:
 
 def classify(statement: str, function: str, guards: Sequence[str] = (), file: str = "") -> str:
     """The cause of a branch leaving `statement` in `function`, nested in `guards` (innermost first), in `file`."""
-    for part, cause, _ in FILE_RULES:
+    for part, by_file, _ in FILE_RULES:
         if part in file:
-            return cause
+            return by_file
     for text in (f"{statement} {function}", *guards):
         cause = _rule(text)
         if cause is not None:

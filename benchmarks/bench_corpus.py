@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/bench_corpus.py --real-text [DIR ...]   # false alarms on real code and languages
     .venv/bin/python benchmarks/bench_corpus.py --wild FILE [--split dev]  # held-out real replies (outside the repo)
     .venv/bin/python benchmarks/bench_corpus.py --markers-in-code DIR ...  # code that handles template markers
+    .venv/bin/python benchmarks/bench_corpus.py --short-pieces          # the function-word salad score on short text
 
 Prints, per split (dev: what the detectors were developed on; test: looked at once at the end; all), the
 corrupted replies detected (any label but `truncated`) with each label's recall, the clean turns flagged, and
@@ -90,6 +91,47 @@ def real_text(dirs: list[Path]) -> dict[str, Any]:
             if got:
                 flagged.append(f"{got}: {piece[:80]!r}")
         out[name] = {"pieces": len(pieces), "flagged": len(flagged), "labels": labels, "examples": flagged[:10]}
+    return out
+
+
+SHORT = 600
+
+
+def short_pieces() -> dict[str, Any]:
+    """False alarms of the function-word salad score (eval/classify/wordpairs.py), which reads only fields with
+    fewer than 64 tokens of prose (few of --real-text's pieces of 3,000 characters), on pieces of 600 characters of
+    real text it was neither built nor calibrated on: the `*.py` files under the standard library's directory (code
+    and comments read as a reply) and the plain-text files of /usr/share/doc (READMEs, changelogs, licences, logs)."""
+    import gzip
+    import sysconfig
+
+    from eval.classify.salad import thresholds
+    from eval.classify.wordpairs import implausible_pairs
+
+    def text_of(path: Path) -> str:
+        if path.suffix == ".py":
+            return path.read_text(encoding="utf-8", errors="replace")
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        return "" if b"\0" in raw[:4096] else raw.decode("utf-8")  # binary files are not text
+
+    limit = thresholds()["implausible_pairs"]
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    docs = [p for p in sorted(Path("/usr/share/doc").rglob("*")) if p.is_file() and p.stat().st_size < 2_000_000]
+    out: dict[str, Any] = {"threshold": limit}
+    for name, files in (("python *.py", sorted(stdlib.rglob("*.py"))), ("/usr/share/doc", docs)):
+        pieces = flagged = 0
+        examples: list[str] = []
+        for path in files:
+            try:
+                text = text_of(path)
+            except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+                continue
+            for at in range(0, len(text), SHORT):
+                pieces += 1
+                if (score := implausible_pairs(text[at : at + SHORT])) < limit:
+                    flagged += 1
+                    examples.append(f"{score:.1f} {path}: {text[at : at + SHORT][-120:]!r}")
+        out[name] = {"pieces": pieces, "flagged": flagged, "examples": examples[:10]}
     return out
 
 
@@ -181,8 +223,12 @@ def main() -> int:
     parser.add_argument(
         "--markers-in-code", nargs="+", type=Path, default=None, metavar="DIR", help=markers_in_code.__doc__
     )
+    parser.add_argument("--short-pieces", action="store_true", help=short_pieces.__doc__)
     parser.add_argument("--split", default=None, help="with --wild: only this split (dev, heldout)")
     args = parser.parse_args()
+    if args.short_pieces:
+        print(json.dumps(short_pieces(), indent=2, ensure_ascii=False))
+        return 0
     if args.wild is not None:
         print(json.dumps(wild(args.wild, args.split), indent=2, ensure_ascii=False))
         return 0

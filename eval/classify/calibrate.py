@@ -6,6 +6,7 @@
     .venv/bin/python -m eval.classify.calibrate --update content_run
     .venv/bin/python -m eval.classify.calibrate --update midsentence_marks
     .venv/bin/python -m eval.classify.calibrate --update glued_words
+    .venv/bin/python -m eval.classify.calibrate --update implausible_pairs
 
 Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
 clean replies; the `test` split is never read here) and, because those are mostly one model's agent notes, real
@@ -16,8 +17,9 @@ share of clean fields flagged is at most 4 x alpha by construction (0.08% at the
 is a separate chance to be flagged.
 `--write` stores the thresholds, with the counts and the command, in eval/classify/degeneracy.json. `--update NAME`
 calibrates one statistic (`near_duplicates`, eval/classify/neardup.py, `run_together`, eval/classify/spacing.py, or
-`content_run` and `midsentence_marks`, eval/classify/salad.py, or `glued_words`, eval/classify/glued.py: without
-the Python reference's pieces, the source of its lexicon) on the same fields and replaces only its entry: the
+`content_run` and `midsentence_marks`, eval/classify/salad.py, or `glued_words`, eval/classify/glued.py, or
+`implausible_pairs`, eval/classify/wordpairs.py: these two without the Python reference's pieces, a source of their
+lexicon and pair counts) on the same fields and replaces only its entry: the
 others stay as they were calibrated (the gettext catalogs differ from machine to machine).
 """
 
@@ -150,16 +152,25 @@ def calibrate_near_duplicates(texts: list[str], alpha: float) -> dict[str, Any]:
     return _upper_threshold(near_duplicates, texts, alpha)
 
 
-def _upper_threshold(statistic: Callable[[str], float], texts: list[str], alpha: float) -> dict[str, Any]:
-    """The value of `statistic` beyond which at most `alpha` of the fields and the gettext catalogs' pieces lie."""
-    catalogs = catalog_pieces()
+def _upper_threshold(
+    statistic: Callable[[str], float],
+    texts: list[str],
+    alpha: float,
+    low_is_degenerate: bool = False,
+    piece_size: int = 3000,
+) -> dict[str, Any]:
+    """The value of `statistic` beyond which at most `alpha` of the fields and the gettext catalogs' pieces (of
+    `piece_size` characters) lie (below it where `low_is_degenerate`)."""
+    catalogs = catalog_pieces(size=piece_size)
     values = [float(statistic(t)) for t in texts + catalogs]
-    limit = quantile_threshold(values, low_is_degenerate=False, alpha=alpha)
+    limit = quantile_threshold(values, low_is_degenerate=low_is_degenerate, alpha=alpha)
+    beyond = sum((v < limit) if low_is_degenerate else (v > limit) for v in values)
     return {
         "threshold": limit,
         "fields_with_value": len(values),
-        "fields_flagged": sum(v > limit for v in values),
-        "source": f"the fields of `source` (dev split) and {len(catalogs)} pieces of the gettext catalogs",
+        "fields_flagged": beyond,
+        "source": f"the fields of `source` (dev split) and {len(catalogs)} pieces of the gettext catalogs"
+        + ("" if piece_size == 3000 else f" of {piece_size} characters"),
     }
 
 
@@ -196,15 +207,28 @@ def calibrate_glued_words(texts: list[str], alpha: float) -> dict[str, Any]:
     return _upper_threshold(glued_words, texts, alpha)
 
 
+def calibrate_implausible_pairs(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The score of eval/classify/wordpairs.py's `implausible_pairs` below which a field is salad, on the fields and
+    the gettext catalogs' pieces, cut as short as the fields it reads (English ones are read, others fail its English
+    test): at most `alpha` below it."""
+    from eval.classify.salad import READS
+    from eval.classify.wordpairs import CALIBRATION_PIECE, implausible_pairs
+
+    statistic = lambda t: implausible_pairs(t[-READS:])  # noqa: E731
+    return _upper_threshold(statistic, texts, alpha, low_is_degenerate=True, piece_size=CALIBRATION_PIECE)
+
+
 UPDATES = {
     "near_duplicates": calibrate_near_duplicates,
     "run_together": recalibrate_run_together,
     "content_run": calibrate_content_run,
     "midsentence_marks": calibrate_midsentence_marks,
     "glued_words": calibrate_glued_words,
+    "implausible_pairs": calibrate_implausible_pairs,
 }
-# Entries whose statistic is built from the Python reference (glued.py's lexicon): its pieces would only add zeros.
-WITHOUT_REFERENCE = frozenset({"glued_words"})
+# Entries whose statistic is built from the Python reference (glued.py's lexicon, wordpairs.py's pair counts): its
+# pieces would only add zeros.
+WITHOUT_REFERENCE = frozenset({"glued_words", "implausible_pairs"})
 
 
 def update(name: str, texts: list[str], alpha: float, command: str) -> dict[str, Any]:

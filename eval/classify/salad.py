@@ -26,13 +26,18 @@ with a threshold calibrated on real clean text (`python -m eval.classify.calibra
     words). A sentence mark ends a sentence, and the next one starts with a capital; real text does this once
     in a while (`wow! that works`), not after word upon word.
 
-`salad()` uses `mixed_script`, `content_run` and `midsentence_marks`. `function_share` is calibrated and kept as a
-measured statistic, but it is off: over the seven held-out parts of replies from public bug reports it found 1
-corrupted reply that nothing else found (in a part it was developed on; 0 in the parts scored once), while it made
-classification about 20% slower (114.7 s against 95.2 s of CPU for 6,000 x 50 turns, run side by side) and raised
-the false alarms on real multilingual text from 660 to 906 of 26,474 gettext catalog pieces (Xhosa, Basque, Ganda,
-Indonesian labels: ASCII languages its word list lacks). Measured 2026-12-05 with `benchmarks/bench_corpus.py
---wild` (with and without it) and `--real-text`, and `benchmarks/bench_classify.py --fresh-texts`.
+  - `implausible_pairs` (1.11.0, eval/classify/wordpairs.py): how far the adjacent word pairs of the last few lines
+    are from those real English writes (`… and like to been and sa p I less millions…`, `your the`, `the and`): a short
+    salad of common words and fragments, with no loop and no long run of any one kind of word.
+
+`salad()` uses `mixed_script`, `content_run`, `midsentence_marks` and `implausible_pairs`. `function_share` is
+calibrated and kept as a measured statistic, but it is off: over the seven held-out parts of replies from public bug
+reports it found 1 corrupted reply that nothing else found (in a part it was developed on; 0 in the parts scored
+once), while it made classification about 20% slower (114.7 s against 95.2 s of CPU for 6,000 x 50 turns, run
+side by side) and raised the false alarms on real multilingual text from 660 to 906 of 26,474 gettext catalog pieces
+(Xhosa, Basque, Ganda, Indonesian labels: ASCII languages its word list lacks). Measured 2026-12-05 with
+`benchmarks/bench_corpus.py --wild` (with and without it) and `--real-text`, and `benchmarks/bench_classify.py
+--fresh-texts`.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from eval.classify.bytelevel import in_fence
 from eval.classify.charsets import may_hold
 from eval.classify.degeneracy import CALIBRATION, _prose_line
 from eval.classify.degeneracy import FUNCTION_WORDS as ENGLISH_FUNCTION_WORDS
+from eval.classify.wordpairs import implausible_pairs
 
 MIN_WORDS = 20
 MIN_LINE_WORDS = 6
@@ -252,11 +258,13 @@ def thresholds() -> dict[str, float]:
     share = data.get("function_share", {}).get("threshold", -1.0)
     run = data.get("content_run", {}).get("threshold", float("inf"))
     marks = data.get("midsentence_marks", {}).get("threshold", float("inf"))
+    pairs = data.get("implausible_pairs", {}).get("threshold", float("-inf"))
     return {
         "mixed_script": float(mixed),
         "function_share": float(share),
         "content_run": float(run),
         "midsentence_marks": float(marks),
+        "implausible_pairs": float(pairs),
     }
 
 
@@ -272,5 +280,8 @@ def salad(text: str) -> str | None:
         return f"word salad: {run} words in a row without a function word (beyond {limits['content_run']:.3g})"
     if (marks := midsentence_marks(tail, limits["midsentence_marks"])) > limits["midsentence_marks"]:
         why = f"word salad: {marks} marks in mid-sentence (beyond {limits['midsentence_marks']:.3g})"
+        return why
+    if (pairs := implausible_pairs(tail)) < limits["implausible_pairs"]:
+        why = f"word salad: word pairs English does not write ({pairs:.3g}, below {limits['implausible_pairs']:.3g})"
         return why
     return None  # function_share is measured but off (module docstring)

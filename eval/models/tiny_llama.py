@@ -77,7 +77,7 @@ LATER_OPTIONS: dict[str, Any] = {
 
 def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     """Write (or reuse) the model directory under `out_dir` and return it."""
-    from eval.models.draft_heads import write_heads
+    from eval.models.draft_heads import HEADS_VERSION, write_heads
     from eval.models.tiny_nemotron_h import TinyNemotronH, _write_tokenizer
 
     raw = dict(options)
@@ -90,6 +90,8 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     for name, default in LATER_OPTIONS.items():  # at their default, the hash of every model made before them
         if keyed[name] == default:
             del keyed[name]
+    if opts.draft_heads:
+        keyed["heads_version"] = HEADS_VERSION
     blob = json.dumps({"v": GENERATOR_VERSION, "seed": seed, "opts": keyed}, sort_keys=True)
     target = Path(out_dir) / f"tiny-llama-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 

@@ -349,7 +349,7 @@ def _coverage(args: argparse.Namespace, file: str) -> list[str]:
     import os
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from benchmarks.bench_coverage import ROOT, cohort_names, ensure_lib, site_packages, write_rc
+    from benchmarks.bench_coverage import MEASURE_ENV, ROOT, cohort_names, ensure_lib, site_packages, write_rc
 
     names = cohort_names(file, args.overrides)
     measured = [n for n in args.measure if n in names]
@@ -361,6 +361,7 @@ def _coverage(args: argparse.Namespace, file: str) -> list[str]:
     if str(lib) not in rest.split(":"):  # the launcher keeps the caller's PYTHONPATH after the build's overlay
         os.environ["PYTHONPATH"] = f"{lib}:{rest}" if rest else str(lib)
     out = [f"matrix.cohorts.{names.index(n)}.env.COVERAGE_PROCESS_START={rc}" for n in measured]
+    out += [f"matrix.cohorts.{names.index(n)}.env.{k}={v}" for n in measured for k, v in MEASURE_ENV.items()]
     return [*out, "server.args.shutdown_timeout=10"]
 
 

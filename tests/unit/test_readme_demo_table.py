@@ -2,9 +2,9 @@
 (results/examples/, named in the README under the table) and the lines `scripts/demo.sh` prints from its report
 (the `## ` headings and table rows before `## Verdicts`) must equal the README's block line for line.
 
-The committed run itself is held to the locked stack by tests/integration/models/test_organism_demo.py, which
-trains the demo's organism and wants the committed weights bit for bit: a drifted stack fails there, a changed
-table renderer or an edited README fails here, and neither needs the 15-minute demo in CI.
+The committed run itself is held to the locked stack by benchmarks/bench_organism_retrain.py (not in CI: a full
+training), which trains the demo's organism and wants the committed weights bit for bit: a drifted stack fails
+there, a changed table renderer or an edited README fails here, and neither needs the 15-minute demo in CI.
 """
 
 from __future__ import annotations

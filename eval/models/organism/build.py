@@ -21,7 +21,7 @@ organism names are committed beside this module (`pinned/organism-KEY/`: the wei
 training record, about 2 MB) and installed from there, checked against the record's `weights_sha256`, whatever CPU
 or library versions this machine has: every machine serves the same organism. `retrain=True` (or the
 environment variable SPECQUAL_TRAIN_ORGANISM=1) trains instead, into `organism-KEY-trained`, and
-tests/integration/models/test_organism_demo.py checks that training on the recorded CPU class gives the pinned
+benchmarks/bench_organism_retrain.py checks that training on the recorded CPU class gives the pinned
 bits. `python -m eval.models.organism.pin MODEL_DIR` pins a trained organism.
 """
 

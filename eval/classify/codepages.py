@@ -7,9 +7,12 @@ A run of non-ASCII characters (nothing else: these code pages put every byte of 
 that maps back, through one code page, to bytes that are valid UTF-8 as a whole and decode to multi-byte characters
 of a written script is such mojibake. Real text in these code pages' own letters is not UTF-8 as bytes (`café`,
 `Привет`, `Zażółć`: a lead byte must be followed by continuation bytes, which these alphabets place on rare
-letters), and box-drawing trees (`├──`, `│`, `└─`) are not either (`─` is a lead byte that no `─` can follow). A
-field counts where its runs decode to at least MIN_DECODED characters in one code page (one stray pair of
-characters in real text is not enough), outside inline code and string literals of fenced code.
+letters), and box-drawing trees (`├──`, `│`, `└─`) are not either (`─` is a lead byte that no `─` can follow). Where
+they are (cp866 puts Russian `р`-`я` on the lead bytes E0-EF and `а`-`п` on continuation bytes: `ход` is the UTF-8 of
+`室`), the run is a word of the code page's letters, cased as words are, and is not read. A field counts where its
+runs decode to at least MIN_DECODED different characters of the common scripts in one code page (one stray pair in
+real text, repeated, is not enough: `č` + NBSP + `–` in a Czech catalog is the UTF-8 of one ideograph), outside
+inline code and string literals of fenced code.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from functools import cache
 from eval.classify.model import MAX_SPANS, Span, span_at
 
 CODE_PAGES = ("cp1252", "latin-1", "cp437", "cp850", "cp866", "cp1250", "cp1251", "koi8-r", "mac_roman")
-MIN_DECODED = 2  # decoded multi-byte characters in a field, in one code page
+MIN_DECODED = 2  # different decoded multi-byte characters in a field, in one code page
 _RUN = re.compile(r"[^\x00-\x7f]{2,}")
 
 
@@ -43,18 +46,29 @@ def _tables() -> tuple[tuple[str, dict[str, int], frozenset[str]], ...]:
 
 
 def _written(ch: str) -> bool:
-    """A character of a script or the punctuation people write (what mojibake decodes back to)."""
+    """A character of the common letters and punctuation people write (what mojibake decodes back to); not the rare
+    blocks (Cyrillic supplements, Latin Extended-B, arrows, CJK Extension A) that real text happens to decode to."""
     o = ord(ch)
     return (
-        0x00A1 <= o <= 0x024F  # Latin-1 signs, accented Latin
-        or 0x0370 <= o <= 0x052F  # Greek, Cyrillic
-        or 0x0590 <= o <= 0x06FF  # Hebrew, Arabic (Persian, Urdu)
+        0x00A1 <= o <= 0x017F  # Latin-1 signs, accented Latin
+        or 0x0370 <= o <= 0x03FF  # Greek
+        or 0x0400 <= o <= 0x045F  # basic Cyrillic
+        or 0x05D0 <= o <= 0x05EA  # Hebrew letters
+        or 0x0600 <= o <= 0x06FF  # Arabic (Persian, Urdu)
         or 0x0900 <= o <= 0x0E7F  # Indic scripts, Thai
-        or 0x2010 <= o <= 0x2BFF  # punctuation, arrows, symbols
-        or 0x3000 <= o <= 0x9FFF  # CJK
+        or 0x2010 <= o <= 0x2044  # dashes, quotes, bullets, ellipsis
+        or o == 0x20AC  # euro sign
+        or 0x3000 <= o <= 0x30FF  # CJK punctuation, kana
+        or 0x4E00 <= o <= 0x9FFF  # CJK ideographs
         or 0xAC00 <= o <= 0xD7AF  # Hangul
-        or 0x1F000 <= o <= 0x1FAFF  # emoji
+        or 0x1F300 <= o <= 0x1FAFF  # emoji
     )
+
+
+def _wordlike(run: str) -> bool:
+    """A word of the code page's own letters, cased as words are (`ход`, `Ці`, `ВСЁ`): real text, whatever its bytes
+    decode to. Mojibake mixes signs, box drawing or cases inside a word (`├│`, `Ø³Ù„`, `РїСЂ`)."""
+    return run.isalpha() and (run.islower() or run.isupper() or (run[0].isupper() and run[1:].islower()))
 
 
 def _decode(run: str, table: dict[str, int]) -> str:
@@ -68,13 +82,13 @@ def _decode(run: str, table: dict[str, int]) -> str:
 
 def codepage_runs(text: str) -> tuple[str, list[tuple[int, int, str]]]:
     """(code page, [(start, end, decoded)]) of the first code page whose runs in `text` decode to MIN_DECODED or more
-    written multi-byte characters; ('', []) where none does."""
-    runs = list(_RUN.finditer(text))
+    different written multi-byte characters; ('', []) where none does."""
+    runs = [m for m in _RUN.finditer(text) if not _wordlike(m.group())]
     if not runs:
         return "", []
     for page, table, leads in _tables():
         found = []
-        decoded_chars = 0
+        decoded_chars: set[str] = set()
         for m in runs:
             run = m.group()
             if run[0] not in leads:
@@ -83,8 +97,8 @@ def codepage_runs(text: str) -> tuple[str, list[tuple[int, int, str]]]:
             written = sum(_written(c) for c in decoded)
             if written and written == len(decoded):
                 found.append((m.start(), m.end(), decoded))
-                decoded_chars += written
-        if decoded_chars >= MIN_DECODED:
+                decoded_chars.update(decoded)
+        if len(decoded_chars) >= MIN_DECODED:
             return page, found
     return "", []
 
@@ -98,7 +112,7 @@ def codepage_spans(fieldname: str, text: str) -> list[Span]:
         return []
     kept = [(a, b, d) for a, b, d in found if not _in_backticks(text, a, text[a:b])]
     kept = [(a, b, d) for a, b, d in kept if not _in_string(text, a, b)]
-    if sum(len(d) for _, _, d in kept) < MIN_DECODED:
+    if len({c for _, _, d in kept for c in d}) < MIN_DECODED:
         return []
     why = f"UTF-8 read as {page}: decodes to "
     return [span_at(fieldname, text, a, b, why + repr(d[:40])) for a, b, d in kept[:MAX_SPANS]]

@@ -29,7 +29,7 @@ import json
 import re
 import sys
 from collections import Counter
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 from pathlib import Path
 
@@ -49,6 +49,7 @@ STATISTICS = ("spaced_gaps", "split_pieces", "spaced_letters")
 _GAP = re.compile(r"(?<=\S)( +)(?=\S)")
 _SPACED_MARK = re.compile(r"(?<=\w) [,.:;](?=\s|$)", re.M)
 _PIECE = re.compile(r"(?<![\w'’-])([A-Za-z]?[a-z]+) {1,2}([a-z]+)(?![\w'’-])")
+_TOKEN = re.compile(r"(?<![A-Za-z])[A-Za-z]?[a-z]+(?![A-Za-z])")
 _FENCES = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*", re.S | re.M)
 _LETTER_RUN = re.compile(r"(?<![\w'’.-])(?:[A-Za-z] ){3,}[A-Za-z](?![\w'’-])")
 
@@ -63,6 +64,7 @@ def wide_lexicon() -> frozenset[str]:
     return frozenset(w for w in words if not w.startswith("#"))
 
 
+@lru_cache(maxsize=4)  # the three statistics read the same field one after another
 def _prose(text: str) -> str:
     """The last READS characters with code and URLs blanked to spaces (offsets kept: `offset(text)` + an offset into
     it is an offset into `text`)."""
@@ -72,10 +74,15 @@ def _prose(text: str) -> str:
     return tail
 
 
-def spaced_gaps(text: str) -> float:
-    """Share of the gaps between tokens that are two spaces or a space before `,` `.` `:` `;` (0.0 under MIN_GAPS)."""
+def spaced_gaps(text: str, limit: float = -1.0) -> float:
+    """Share of the gaps between tokens that are two spaces or a space before `,` `.` `:` `;` (0.0 under MIN_GAPS).
+    With `limit`, 0.0 wherever a bound counted in C shows the share cannot exceed it (most fields stop there)."""
     prose = _prose(text)
-    if "  " not in prose and " ," not in prose and " ." not in prose:
+    marks = prose.count(" ,") + prose.count(" .") + prose.count(" :") + prose.count(" ;")
+    doubled_bound = prose.count("  ") + marks
+    if not doubled_bound:
+        return 0.0
+    if limit >= 0 and doubled_bound <= limit * (len(prose.split()) - prose.count("\n") - 1):
         return 0.0
     gaps = _GAP.findall(prose)
     if len(gaps) < MIN_GAPS:
@@ -90,12 +97,20 @@ def split_pieces(text: str) -> list[tuple[int, int, str]]:
     if not words:
         return []
     prose = _prose(text)
+    # Only a pair with a piece that is no word can count: the distinct tokens that are no word, found first (most
+    # fields have few), and pairs read only around them.
+    tokens = {t.lower() for t in set(_TOKEN.findall(prose))}
+    pieces = {t for t in tokens - words if len(t) >= 2 and not _word(t, words)}
+    if not pieces:
+        return []
     out: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     at = 0
     while (m := _PIECE.search(prose, at)) is not None:
         at = m.start(2)  # the second piece may open the next pair
         left, right = m.group(1).lower(), m.group(2)
+        if left not in pieces and right not in pieces:
+            continue
         joined = left + right
         if len(left) < 2 or len(right) < 2 or len(joined) < MIN_JOINED or joined in seen:
             continue

@@ -9,11 +9,13 @@ degeneracy.json), not chosen:
     `,` `.` `:` `;` (fields with at least MIN_GAPS gaps). Prose puts one space between words and none before these
     marks; a detokenizer that adds a space to pieces already spaced doubles every gap.
   - `split_pieces`: distinct pairs of adjacent pieces that join into a word of the wide lexicon while one of them is
-    no word (`gener`+`ative`, `summar`+`ization`), each piece two letters or more, the joined word six or more.
+    no word (`gener`+`ative`, `summar`+`ization`), each piece two letters or more, the joined word six or more; none
+    in a field where more than MAX_UNKNOWN of the distinct words are no English word (`de noms` in French).
   - `spaced_letters`: runs of MIN_LETTERS or more single letters separated by single spaces, not all capitals, that
     join into a word of five letters or more of the wide lexicon (`a r m o r`, `s t r e n g t h`), maybe with one
     single letter beside it (`a s h i e l d`: the article). Capitals spaced for emphasis (`S T O P`, `W A R N`) and
-    spelled acronyms are capitals; variables (`a b c d e`, `p q r s t`) are consecutive letters of the alphabet (the
+    spelled acronyms are capitals, and a capital first letter is typographic letter-spacing of a heading (`D a t a s
+    e t s` in a comment); variables (`a b c d e`, `p q r s t`) are consecutive letters of the alphabet (the
     lexicon, made from docstrings, has `abcde`); indented lines are read here (data such as a JSON object is
     indented).
 
@@ -43,11 +45,12 @@ MIN_LETTERS = 4
 MIN_SPELLED = 5  # letters of the word a run of single letters spells
 MIN_JOINED = 6  # letters of the word two split pieces make
 MIN_COUNT = 3
+MAX_UNKNOWN = 0.25  # share of a field's distinct words that may be no English word (as eval/classify/glued.py)
 WIDE_LEXICON = Path(__file__).with_name("lexicon_wide.txt")
 STATISTICS = ("spaced_gaps", "split_pieces", "spaced_letters")
 
-_GAP = re.compile(r"(?<=\S)( +)(?=\S)")
-_SPACED_MARK = re.compile(r"(?<=\w) [,.:;](?=\s|$)", re.M)
+_GAP = re.compile(r"(?<=[^\W\d_])( +)(?=[^\W\d_])")  # between letters: not the columns of a table of numbers
+_SPACED_MARK = re.compile(r"(?<=[^\W\d_]) [,.:;](?=\s|$)", re.M)
 _PIECE = re.compile(r"(?<![\w'’-])([A-Za-z]?[a-z]+) {1,2}([a-z]+)(?![\w'’-])")
 _TOKEN = re.compile(r"(?<![A-Za-z])[A-Za-z]?[a-z]+(?![A-Za-z])")
 _FENCES = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*", re.S | re.M)
@@ -74,15 +77,12 @@ def _prose(text: str) -> str:
     return tail
 
 
-def spaced_gaps(text: str, limit: float = -1.0) -> float:
-    """Share of the gaps between tokens that are two spaces or a space before `,` `.` `:` `;` (0.0 under MIN_GAPS).
-    With `limit`, 0.0 wherever a bound counted in C shows the share cannot exceed it (most fields stop there)."""
+def spaced_gaps(text: str) -> float:
+    """Share of the gaps between letters that are two spaces, with the spaces between a letter and `,` `.` `:` `;`
+    (0.0 under MIN_GAPS, and at once where the text holds no doubled space and no spaced mark)."""
     prose = _prose(text)
     marks = prose.count(" ,") + prose.count(" .") + prose.count(" :") + prose.count(" ;")
-    doubled_bound = prose.count("  ") + marks
-    if not doubled_bound:
-        return 0.0
-    if limit >= 0 and doubled_bound <= limit * (len(prose.split()) - prose.count("\n") - 1):
+    if not marks and "  " not in prose:
         return 0.0
     gaps = _GAP.findall(prose)
     if len(gaps) < MIN_GAPS:
@@ -101,8 +101,8 @@ def split_pieces(text: str) -> list[tuple[int, int, str]]:
     # fields have few), and pairs read only around them.
     tokens = {t.lower() for t in set(_TOKEN.findall(prose))}
     pieces = {t for t in tokens - words if len(t) >= 2 and not _word(t, words)}
-    if not pieces:
-        return []
+    if not pieces or len(pieces) > MAX_UNKNOWN * len(tokens):
+        return []  # no piece that is no word, or a field mostly of other words: another language, names
     out: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     at = 0
@@ -132,12 +132,12 @@ def spaced_letters(text: str) -> list[tuple[int, int, str]]:
     out = []
     tail = text[-READS:]
     if "`" in tail or "://" in tail or "~~~" in tail:
-        tail = _FENCES.sub(" ", tail)  # indented lines are read: data (a JSON object) is indented too
+        tail = _FENCES.sub(lambda m: " " * len(m.group()), tail)  # indented lines are read: data is indented too
     for m in _LETTER_RUN.finditer(tail):
         letters = m.group().replace(" ", "")
-        if letters.isupper() or _alphabetical(letters.lower()):
+        if not letters.islower() or _alphabetical(letters):
             continue
-        low = letters.lower()
+        low = letters
         for word in (low, low[1:], low[:-1]):
             if len(word) >= MIN_SPELLED and word in words:
                 out.append((m.start(), m.end(), word))

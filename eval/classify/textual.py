@@ -117,7 +117,7 @@ def _split_spans(name: str, text: str, ctx: Context) -> list[Span]:
         return []
     limits = split_thresholds()
     spans: list[Span] = []
-    if (share := spaced_gaps(text, limits["spaced_gaps"])) > limits["spaced_gaps"] and not ctx.history.contains(
+    if (share := spaced_gaps(text)) > limits["spaced_gaps"] and not ctx.history.contains(
         text.strip()[-40:]
     ):
         start = len(text) - len(text.lstrip())

@@ -117,9 +117,7 @@ def _split_spans(name: str, text: str, ctx: Context) -> list[Span]:
         return []
     limits = split_thresholds()
     spans: list[Span] = []
-    if (share := spaced_gaps(text)) > limits["spaced_gaps"] and not ctx.history.contains(
-        text.strip()[-40:]
-    ):
+    if (share := spaced_gaps(text)) > limits["spaced_gaps"] and not ctx.history.contains(text.strip()[-40:]):
         start = len(text) - len(text.lstrip())
         beyond = limits["spaced_gaps"]
         why = f"words split by stray spaces: {share:.2f} of the gaps doubled or before a mark (beyond {beyond:.2f})"

@@ -7,6 +7,7 @@
     .venv/bin/python -m eval.classify.calibrate --update midsentence_marks
     .venv/bin/python -m eval.classify.calibrate --update glued_words
     .venv/bin/python -m eval.classify.calibrate --update implausible_pairs
+    .venv/bin/python -m eval.classify.calibrate --update spaced_gaps      # and split_pieces, spaced_letters
 
 Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
 clean replies; the `test` split is never read here) and, because those are mostly one model's agent notes, real
@@ -218,6 +219,18 @@ def calibrate_implausible_pairs(texts: list[str], alpha: float) -> dict[str, Any
     return _upper_threshold(statistic, texts, alpha, low_is_degenerate=True, piece_size=CALIBRATION_PIECE)
 
 
+def calibrate_split(name: str) -> Callable[[list[str], float], dict[str, Any]]:
+    """A calibration of one statistic of eval/classify/splitwords.py (`spaced_gaps`, a share; `split_pieces` and
+    `spaced_letters`, counts) on the fields and the gettext catalogs' pieces: at most `alpha` beyond it."""
+    from eval.classify import splitwords
+
+    def statistic(text: str) -> float:
+        value = getattr(splitwords, name)(text)
+        return float(value) if isinstance(value, float) else float(len(value))
+
+    return lambda texts, alpha: _upper_threshold(statistic, texts, alpha)
+
+
 UPDATES = {
     "near_duplicates": calibrate_near_duplicates,
     "run_together": recalibrate_run_together,
@@ -225,10 +238,13 @@ UPDATES = {
     "midsentence_marks": calibrate_midsentence_marks,
     "glued_words": calibrate_glued_words,
     "implausible_pairs": calibrate_implausible_pairs,
+    "spaced_gaps": calibrate_split("spaced_gaps"),
+    "split_pieces": calibrate_split("split_pieces"),
+    "spaced_letters": calibrate_split("spaced_letters"),
 }
 # Entries whose statistic is built from the Python reference (glued.py's lexicon, wordpairs.py's pair counts): its
 # pieces would only add zeros.
-WITHOUT_REFERENCE = frozenset({"glued_words", "implausible_pairs"})
+WITHOUT_REFERENCE = frozenset({"glued_words", "implausible_pairs", "split_pieces", "spaced_letters"})
 
 
 def update(name: str, texts: list[str], alpha: float, command: str) -> dict[str, Any]:

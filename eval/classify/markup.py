@@ -14,6 +14,7 @@ from itertools import islice
 from eval.classify.context import Context
 from eval.classify.formats import any_marker_in, call_text_pattern_in, markers
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
+from eval.classify.namedcalls import named_call_spans
 from eval.classify.toolcalls import CALL_CLOSING_TAGS
 
 _QUOTES = "\"'`"
@@ -37,6 +38,8 @@ def detect_leaked_tool_xml(turn: Turn, ctx: Context) -> list[Span]:
                 for m in islice(calls.finditer(text), MAX_SPANS)
                 if _call_counts(text, m.start(), m.end(), ctx)
             )
+    taken = {(s.field, s.start) for s in spans}
+    spans.extend(s for s in named_call_spans(turn, ctx) if (s.field, s.start) not in taken)
     return spans
 
 

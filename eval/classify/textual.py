@@ -23,12 +23,15 @@ from eval.classify.bytelevel import (
     names_markers,
 )
 from eval.classify.charsets import may_hold
+from eval.classify.codepages import codepage_spans
 from eval.classify.compiled import speedups as _speedups
 from eval.classify.context import Context
 from eval.classify.glued import glued_runs
 from eval.classify.glued import threshold as glued_threshold
 from eval.classify.model import MAX_SPANS, Span, Turn, span_at
 from eval.classify.spacing import run_together_share, threshold
+from eval.classify.splitwords import offset, spaced_gaps, spaced_letters, split_pieces
+from eval.classify.splitwords import thresholds as split_thresholds
 
 _FFFD_RUN = re.compile("\ufffd+")
 _FFFD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u[fF]{3}[dD]")
@@ -104,6 +107,41 @@ def _glued_spans(name: str, text: str, ctx: Context) -> list[Span]:
     return [span_at(name, text, a, b, why) for a, b, _ in runs[:MAX_SPANS]]
 
 
+_SPLIT_WHAT = {"split_pieces": "pieces of a word split by a space", "spaced_letters": "a word spelled letter by letter"}
+
+
+def _split_spans(name: str, text: str, ctx: Context) -> list[Span]:
+    """Words split by stray spaces (eval/classify/splitwords.py), beyond the calibrated values; pieces or letters the
+    conversation already holds do not count."""
+    if " " not in text or len(text) < 8:
+        return []
+    limits = split_thresholds()
+    spans: list[Span] = []
+    if (share := spaced_gaps(text)) > limits["spaced_gaps"] and not ctx.history.contains(text.strip()[-40:]):
+        start = len(text) - len(text.lstrip())
+        beyond = limits["spaced_gaps"]
+        why = f"words split by stray spaces: {share:.2f} of the gaps doubled or before a mark (beyond {beyond:.2f})"
+        spans.append(span_at(name, text, start, len(text.rstrip()), why))
+    base = offset(text)
+    for statistic, found in (("split_pieces", split_pieces(text)), ("spaced_letters", spaced_letters(text))):
+        found = [(a, b, w) for a, b, w in found if not ctx.history.contains(text[base + a : base + b])]
+        if len(found) > limits[statistic]:
+            what = _SPLIT_WHAT[statistic]
+            spans.extend(span_at(name, text, base + a, base + b, f"{what}: {w!r}") for a, b, w in found[:MAX_SPANS])
+    return spans
+
+
+def _new_spans(spans: list[Span], name: str, found: list[Span], text: str, ctx: Context) -> list[Span]:
+    """`found` without the spans that overlap one of `spans` (the same mojibake found by another rule) or whose word
+    the conversation holds."""
+    taken = [(s.start, s.end) for s in spans if s.field == name]
+    return [
+        s
+        for s in found
+        if not any(a < s.end and s.start < b for a, b in taken) and not _copied_window(text, s.start, s.end, ctx)
+    ]
+
+
 def _copied_window(text: str, start: int, end: int, ctx: Context) -> bool:
     """The word around the match already appears in the conversation: the model is quoting a tool result."""
     if ctx.history.empty:
@@ -122,6 +160,7 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
             why = f"words run together: {share:.2f} of the text in long chunks (beyond {threshold():.2f})"
             spans.append(span_at(name, text, start, len(text.rstrip()), why))
         spans.extend(_glued_spans(name, text, ctx))
+        spans.extend(_split_spans(name, text, ctx))
     for name, text in turn.fields:
         if "<0x" in text:
             spans.extend(_byte_token_spans(name, text, ctx))
@@ -133,6 +172,7 @@ def detect_byte_piece(turn: Turn, ctx: Context) -> list[Span]:
             spans.extend(s for s in dropped_c1_spans(name, text) if not _copied_window(text, s.start, s.end, ctx))
         if "\u2581" in text:
             spans.extend(_metaspace_spans(name, text, ctx))
+        spans.extend(_new_spans(spans, name, codepage_spans(name, text), text, ctx))
         if _has_surrogate(text):
             spans.extend(
                 span_at(name, text, m.start(), m.end(), "lone UTF-16 surrogate")

@@ -1,0 +1,188 @@
+"""Words split by stray spaces (classifier 1.12.0), the reverse of eval/classify/glued.py's glued words: a detokenizer
+that puts a space before every token (`It  is  hard … fast - paced … Gener ative  Pre - trained  Trans former  ( G PT
+) … summar ization .`), or a constrained decoder that spells a word one letter a token (`"a r m o r": "plat e"`).
+
+Three statistics of a field's prose (fences, inline code, URLs and indented lines left out, the last READS
+characters), each calibrated on real clean text (`python -m eval.classify.calibrate --update NAME`,
+degeneracy.json), not chosen:
+  - `spaced_gaps`: the share of the gaps between tokens on a line that are exactly two spaces or a space before
+    `,` `.` `:` `;` (fields with at least MIN_GAPS gaps). Prose puts one space between words and none before these
+    marks; a detokenizer that adds a space to pieces already spaced doubles every gap.
+  - `split_pieces`: distinct pairs of adjacent pieces that join into a word of the wide lexicon while one of them is
+    no word (`gener`+`ative`, `summar`+`ization`), each piece two letters or more, the joined word six or more; none
+    in a field where more than MAX_UNKNOWN of the distinct words are no English word (`de noms` in French).
+  - `spaced_letters`: runs of MIN_LETTERS or more single letters separated by single spaces, not all capitals, that
+    join into a word of five letters or more of the wide lexicon (`a r m o r`, `s t r e n g t h`), maybe with one
+    single letter beside it (`a s h i e l d`: the article). Capitals spaced for emphasis (`S T O P`, `W A R N`) and
+    spelled acronyms are capitals, and a capital first letter is typographic letter-spacing of a heading (`D a t a s
+    e t s` in a comment); variables (`a b c d e`, `p q r s t`) are consecutive letters of the alphabet (the
+    lexicon, made from docstrings, has `abcde`); indented lines are read here (data such as a JSON object is
+    indented).
+
+WIDE_LEXICON (lexicon_wide.txt) is generated, not written: `python -m eval.classify.splitwords --write-lexicon` takes
+the lowercase words of three letters or more that occur MIN_COUNT times or more in the English the interpreter and its
+packages ship (eval/classify/wordpairs.py's reference: `pydoc_data.topics`, the gettext catalogs' source messages,
+docstrings and comments of the standard library and site-packages). Words, not text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from functools import cache, lru_cache
+from itertools import pairwise
+from pathlib import Path
+
+from eval.classify.degeneracy import CALIBRATION
+from eval.classify.glued import known, lexicon
+from eval.classify.spacing import _CODE
+
+READS = 4096
+MIN_GAPS = 24  # fewer gaps between tokens say nothing about a share
+MIN_LETTERS = 4
+MIN_SPELLED = 5  # letters of the word a run of single letters spells
+MIN_JOINED = 6  # letters of the word two split pieces make
+MIN_COUNT = 3
+MAX_UNKNOWN = 0.25  # share of a field's distinct words that may be no English word (as eval/classify/glued.py)
+WIDE_LEXICON = Path(__file__).with_name("lexicon_wide.txt")
+STATISTICS = ("spaced_gaps", "split_pieces", "spaced_letters")
+
+_GAP = re.compile(r"(?<=[^\W\d_])( +)(?=[^\W\d_])")  # between letters: not the columns of a table of numbers
+_SPACED_MARK = re.compile(r"(?<=[^\W\d_]) [,.:;](?=\s|$)", re.M)
+_PIECE = re.compile(r"(?<![\w'’-])([A-Za-z]?[a-z]+) {1,2}([a-z]+)(?![\w'’-])")
+_TOKEN = re.compile(r"(?<![A-Za-z])[A-Za-z]?[a-z]+(?![A-Za-z])")
+_FENCES = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*", re.S | re.M)
+_LETTER_RUN = re.compile(r"(?<![\w'’.-])(?:[A-Za-z] ){3,}[A-Za-z](?![\w'’-])")
+
+
+@cache
+def wide_lexicon() -> frozenset[str]:
+    """The words of lexicon_wide.txt; empty if it is missing (then nothing is split)."""
+    try:
+        words = WIDE_LEXICON.read_text(encoding="utf-8").split()
+    except OSError:
+        return frozenset()
+    return frozenset(w for w in words if not w.startswith("#"))
+
+
+@lru_cache(maxsize=4)  # the three statistics read the same field one after another
+def _prose(text: str) -> str:
+    """The last READS characters with code and URLs blanked to spaces (offsets kept: `offset(text)` + an offset into
+    it is an offset into `text`)."""
+    tail = text[-READS:]
+    if "`" in tail or "://" in tail or "\n    " in tail or "\n\t" in tail or tail.startswith(("    ", "\t")):
+        tail = _CODE.sub(lambda m: " " * len(m.group()), tail)
+    return tail
+
+
+def spaced_gaps(text: str) -> float:
+    """Share of the gaps between letters that are two spaces, with the spaces between a letter and `,` `.` `:` `;`
+    (0.0 under MIN_GAPS, and at once where the text holds no doubled space and no spaced mark)."""
+    prose = _prose(text)
+    marks = prose.count(" ,") + prose.count(" .") + prose.count(" :") + prose.count(" ;")
+    if not marks and "  " not in prose:
+        return 0.0
+    gaps = _GAP.findall(prose)
+    if len(gaps) < MIN_GAPS:
+        return 0.0
+    doubled = sum(g == "  " for g in gaps)
+    return round((doubled + len(_SPACED_MARK.findall(prose))) / len(gaps), 6)
+
+
+def split_pieces(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, joined word) of each distinct pair of pieces (module docstring), offsets into the prose read."""
+    words = wide_lexicon()
+    if not words:
+        return []
+    prose = _prose(text)
+    # Only a pair with a piece that is no word can count: the distinct tokens that are no word, found first (most
+    # fields have few), and pairs read only around them.
+    tokens = {t.lower() for t in set(_TOKEN.findall(prose))}
+    pieces = {t for t in tokens - words if len(t) >= 2 and not _word(t, words)}
+    if not pieces or len(pieces) > MAX_UNKNOWN * len(tokens):
+        return []  # no piece that is no word, or a field mostly of other words: another language, names
+    out: list[tuple[int, int, str]] = []
+    seen: set[str] = set()
+    at = 0
+    while (m := _PIECE.search(prose, at)) is not None:
+        at = m.start(2)  # the second piece may open the next pair
+        left, right = m.group(1).lower(), m.group(2)
+        if left not in pieces and right not in pieces:
+            continue
+        joined = left + right
+        if len(left) < 2 or len(right) < 2 or len(joined) < MIN_JOINED or joined in seen:
+            continue
+        if known(joined, words) and not (_word(left, words) and _word(right, words)):
+            seen.add(joined)
+            out.append((m.start(), m.end(), joined))
+    return out
+
+
+def _word(piece: str, words: frozenset[str]) -> bool:
+    return known(piece, words) or known(piece, lexicon())
+
+
+def spaced_letters(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, word) of each run of single letters that spells a word (module docstring)."""
+    words = wide_lexicon()
+    if not words or " " not in text:
+        return []
+    out = []
+    tail = text[-READS:]
+    if "`" in tail or "://" in tail or "~~~" in tail:
+        tail = _FENCES.sub(lambda m: " " * len(m.group()), tail)  # indented lines are read: data is indented too
+    for m in _LETTER_RUN.finditer(tail):
+        letters = m.group().replace(" ", "")
+        if not letters.islower() or _alphabetical(letters):
+            continue
+        low = letters
+        for word in (low, low[1:], low[:-1]):
+            if len(word) >= MIN_SPELLED and word in words:
+                out.append((m.start(), m.end(), word))
+                break
+    return out
+
+
+def _alphabetical(letters: str) -> bool:
+    """Consecutive letters of the alphabet (`a b c d e`, `p q r s t`): variables or options, not a spelled word."""
+    return all(ord(b) - ord(a) == 1 for a, b in pairwise(letters))
+
+
+def offset(text: str) -> int:
+    """Where the text read by the statistics starts in `text`: their offsets are offsets from there."""
+    return max(0, len(text) - READS)
+
+
+@cache
+def thresholds() -> dict[str, float]:
+    """The calibrated values (degeneracy.json) beyond which a field's words are split; missing entries never fire."""
+    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    return {name: float(data.get(name, {}).get("threshold", float("inf"))) for name in STATISTICS}
+
+
+def build_wide_lexicon() -> list[str]:
+    from eval.classify.wordpairs import reference_texts
+
+    counts: Counter[str] = Counter()
+    for text in reference_texts():
+        counts.update(re.findall(r"(?<![A-Za-z_0-9])[a-z]{3,}(?![A-Za-z_0-9])", text))
+    return sorted(w for w, n in counts.items() if n >= MIN_COUNT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args != ["--write-lexicon"]:
+        print("usage: python -m eval.classify.splitwords --write-lexicon", file=sys.stderr)
+        return 2
+    words = build_wide_lexicon()
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    header = f"# python -m eval.classify.splitwords --write-lexicon (Python {version}): {len(words)} words\n"
+    WIDE_LEXICON.write_text(header + "\n".join(words) + "\n", encoding="utf-8")
+    print(f"{len(words)} words -> {WIDE_LEXICON}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

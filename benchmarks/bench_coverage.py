@@ -44,7 +44,7 @@ GROUPS = {
     "v1/structured_output/": "vllm/v1/structured_output/",
     "v1/core/sched/scheduler.py": "vllm/v1/core/sched/scheduler.py",
 }
-# Set in every measured server beside COVERAGE_PROCESS_START. coverage.py traces Python bytecode only: a numba
+# Set (quoted: a string for the env model) in every measured server beside COVERAGE_PROCESS_START. coverage.py traces Python bytecode only: a numba
 # function runs compiled and is never seen (the ngram proposer's matcher, `_find_longest_matched_ngram_and_propose_
 # tokens`, and its batch loop counted as never taken though every ngram step ran them). Interpreted, the same
 # function with the same inputs takes the same branches; only measured servers run it so (slower, same output).
@@ -177,7 +177,7 @@ def probe(args: argparse.Namespace, lib: Path, rc: Path) -> None:
     names = cohort_names(args.file, args.config or [])
     for c in args.measure or args.cohort:
         cmd += ["-c", f"matrix.cohorts.{names.index(c)}.env.COVERAGE_PROCESS_START={rc}"]
-        cmd += [x for k, v in MEASURE_ENV.items() for x in ("-c", f"matrix.cohorts.{names.index(c)}.env.{k}={v}")]
+        cmd += [x for k, v in MEASURE_ENV.items() for x in ("-c", f"matrix.cohorts.{names.index(c)}.env.{k}='{v}'")]
     cmd += ["-c", "server.args.shutdown_timeout=10"]
     if args.modes:
         cmd += ["-c", f"workloads.canary.modes=[{args.modes}]"]

@@ -361,7 +361,7 @@ def _coverage(args: argparse.Namespace, file: str) -> list[str]:
     if str(lib) not in rest.split(":"):  # the launcher keeps the caller's PYTHONPATH after the build's overlay
         os.environ["PYTHONPATH"] = f"{lib}:{rest}" if rest else str(lib)
     out = [f"matrix.cohorts.{names.index(n)}.env.COVERAGE_PROCESS_START={rc}" for n in measured]
-    out += [f"matrix.cohorts.{names.index(n)}.env.{k}={v}" for n in measured for k, v in MEASURE_ENV.items()]
+    out += [f"matrix.cohorts.{names.index(n)}.env.{k}='{v}'" for n in measured for k, v in MEASURE_ENV.items()]
     return [*out, "server.args.shutdown_timeout=10"]
 
 

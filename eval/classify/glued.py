@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import Counter
 from functools import cache
 from itertools import pairwise
@@ -220,16 +219,9 @@ def build_lexicon() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args != ["--write-lexicon"]:
-        print("usage: python -m eval.classify.glued --write-lexicon", file=sys.stderr)
-        return 2
-    words = build_lexicon()
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    header = f"# python -m eval.classify.glued --write-lexicon (Python {version}): {len(words)} words\n"
-    LEXICON_PATH.write_text(header + "\n".join(words) + "\n", encoding="utf-8")
-    print(f"{len(words)} words -> {LEXICON_PATH}")
-    return 0
+    from eval.classify.generated import write_generated
+
+    return write_generated(argv, "eval.classify.glued", "--write-lexicon", LEXICON_PATH, build_lexicon, "words")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import Counter
 from functools import cache, lru_cache
 from itertools import pairwise
@@ -172,16 +171,11 @@ def build_wide_lexicon() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args != ["--write-lexicon"]:
-        print("usage: python -m eval.classify.splitwords --write-lexicon", file=sys.stderr)
-        return 2
-    words = build_wide_lexicon()
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    header = f"# python -m eval.classify.splitwords --write-lexicon (Python {version}): {len(words)} words\n"
-    WIDE_LEXICON.write_text(header + "\n".join(words) + "\n", encoding="utf-8")
-    print(f"{len(words)} words -> {WIDE_LEXICON}")
-    return 0
+    from eval.classify.generated import write_generated
+
+    return write_generated(
+        argv, "eval.classify.splitwords", "--write-lexicon", WIDE_LEXICON, build_wide_lexicon, "words"
+    )
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import cache
@@ -239,16 +238,11 @@ def build_table(texts: Iterable[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args != ["--write-table"]:
-        print("usage: python -m eval.classify.wordpairs --write-table", file=sys.stderr)
-        return 2
-    lines = build_table(reference_texts())
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    header = f"# python -m eval.classify.wordpairs --write-table (Python {version}): {len(lines)} lines\n"
-    TABLE_PATH.write_text(header + "\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{len(lines)} lines -> {TABLE_PATH}")
-    return 0
+    from eval.classify.generated import write_generated
+
+    return write_generated(
+        argv, "eval.classify.wordpairs", "--write-table", TABLE_PATH, lambda: build_table(reference_texts()), "lines"
+    )
 
 
 if __name__ == "__main__":

@@ -44,10 +44,11 @@ GROUPS = {
     "v1/structured_output/": "vllm/v1/structured_output/",
     "v1/core/sched/scheduler.py": "vllm/v1/core/sched/scheduler.py",
 }
-# Set (quoted: a string for the env model) in every measured server beside COVERAGE_PROCESS_START. coverage.py traces Python bytecode only: a numba
-# function runs compiled and is never seen (the ngram proposer's matcher, `_find_longest_matched_ngram_and_propose_
-# tokens`, and its batch loop counted as never taken though every ngram step ran them). Interpreted, the same
-# function with the same inputs takes the same branches; only measured servers run it so (slower, same output).
+# Set in every measured server beside COVERAGE_PROCESS_START (quoted in the override: the env model wants strings).
+# coverage.py traces Python bytecode only: a numba function runs compiled and is never seen (the ngram proposer's
+# matcher, `_find_longest_matched_ngram_and_propose_tokens`, and its batch loop counted as never taken though every
+# ngram step ran them). Interpreted, the same function with the same inputs takes the same branches; only measured
+# servers run it so (slower, same output).
 MEASURE_ENV = {"NUMBA_DISABLE_JIT": "1"}
 SITECUSTOMIZE = '''\
 """specqual bench_coverage: coverage.py in every vLLM process (COVERAGE_PROCESS_START), saved every 2 s."""

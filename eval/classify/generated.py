@@ -24,3 +24,12 @@ def write_generated(
     path.write_text(header + "\n".join(lines) + "\n", encoding="utf-8")
     print(f"{len(lines)} {unit} -> {path}")
     return 0
+
+
+def read_words(path: Path) -> frozenset[str]:
+    """The words of a generated word list, its `#` header left out; empty if the file is missing."""
+    try:
+        words = path.read_text(encoding="utf-8").split()
+    except OSError:
+        return frozenset()
+    return frozenset(w for w in words if not w.startswith("#"))

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION, FUNCTION_WORDS
+from eval.classify.generated import read_words
 from eval.classify.spacing import _CODE
 
 READS = 8192  # the last characters of a field, as the run-together share reads
@@ -60,11 +61,7 @@ _WORD_OF_SOURCE = re.compile(r"(?<![A-Za-z_0-9])[A-Za-z][a-z]+(?![A-Za-z_0-9])")
 @cache
 def lexicon() -> frozenset[str]:
     """The words of lexicon.txt and the function words; empty if the file is missing (then nothing is glued)."""
-    try:
-        words = LEXICON_PATH.read_text(encoding="utf-8").split()
-    except OSError:
-        return frozenset()
-    return frozenset(w for w in words if not w.startswith("#")) | FUNCTION_WORDS
+    return read_words(LEXICON_PATH) | FUNCTION_WORDS if LEXICON_PATH.is_file() else frozenset()
 
 
 _ENDINGS = ("s", "es", "ed", "d", "ing", "ly")

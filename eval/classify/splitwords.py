@@ -35,6 +35,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from eval.classify.degeneracy import CALIBRATION
+from eval.classify.generated import read_words
 from eval.classify.glued import known, lexicon
 from eval.classify.spacing import _CODE
 
@@ -59,11 +60,7 @@ _LETTER_RUN = re.compile(r"(?<![\w'’.-])(?:[A-Za-z] ){3,}[A-Za-z](?![\w'’-])
 @cache
 def wide_lexicon() -> frozenset[str]:
     """The words of lexicon_wide.txt; empty if it is missing (then nothing is split)."""
-    try:
-        words = WIDE_LEXICON.read_text(encoding="utf-8").split()
-    except OSError:
-        return frozenset()
-    return frozenset(w for w in words if not w.startswith("#"))
+    return read_words(WIDE_LEXICON)
 
 
 @lru_cache(maxsize=4)  # the three statistics read the same field one after another

@@ -47,7 +47,7 @@ def _broken_links(path: Path, root: Path = ROOT) -> list[str]:
 def test_readme_starts_with_setup_and_test_commands() -> None:
     first_block = README.read_text().split("```bash", 1)[1].split("```", 1)[0]
     commands = [line.split("#")[0].strip() for line in first_block.splitlines()]
-    assert [c for c in commands if c][:2] == ["bash scripts/demo.sh", ".venv/bin/python -m pytest -q"]
+    assert [c for c in commands if c][:2] == ["bash scripts/demo.sh", "bash scripts/test.sh"]
 
 
 def test_readme_is_short() -> None:

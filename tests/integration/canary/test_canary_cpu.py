@@ -111,15 +111,24 @@ def test_swebench_units_complete_and_are_graded(run_dir: Path) -> None:
         assert len((run_dir / cohort / "predictions.jsonl").read_text().splitlines()) == 6
 
 
-def test_raw_responses_carry_token_ids(run_dir: Path) -> None:
+def test_raw_responses_carry_token_ids_and_tool_calls_as_returned(run_dir: Path) -> None:
+    """Every response of the tool-call agent is kept raw and whole: request id, the server it came from, latency,
+    finish reason, usage matching the token ids, tool-call arguments as the string vLLM returned."""
     for cohort in SWEBENCH:
+        server = read_json(run_dir / cohort / "stack.json")["base_url"]
+        calls = 0
         for unit in unit_dirs(run_dir, cohort):
             lines = [json.loads(x) for x in (unit / "trajectory.jsonl").read_text().splitlines()]
             assert lines, unit
             for rec in lines:
-                assert rec["request_id"] and rec["finish_reason"] and rec["error"] is None
+                assert rec["request_id"] and rec["error"] is None and rec["latency_s"] > 0
+                assert rec["server"] == server and rec["finish_reason"] in ("tool_calls", "stop", "length")
                 assert rec["token_ids"] and len(rec["token_ids"]) == rec["usage"]["completion_tokens"]
                 assert rec["prompt_token_ids"] and len(rec["prompt_token_ids"]) == rec["usage"]["prompt_tokens"]
+                for call in rec["tool_calls"] or []:
+                    assert isinstance(call["function"]["arguments"], str)  # as returned, never parsed
+                    calls += 1
+        assert calls > 0, f"{cohort}: SmolLM2 called no tool (tool_choice required)"
 
 
 def test_the_report_has_accuracy_and_the_ngram_comparison(run_dir: Path) -> None:

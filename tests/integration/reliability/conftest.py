@@ -15,8 +15,7 @@ from eval.spec.load import LoadedSpec, load_spec
 from eval.stacks import ensure_build, launch
 from eval.stacks.models import model_dir
 from eval.store.run import RunDir, open_run
-from tests.integration.rollout.conftest import swebench_overrides, task_dir  # noqa: F401 (a fixture)
-from tests.integration.rollout.test_vllm_rollout import AGENT
+from tests.integration.rollout.conftest import AGENT, swebench_overrides, task_dir  # noqa: F401 (a fixture)
 
 COHORT_FILE = Path(__file__).resolve().parents[3] / "cohorts" / "smollm2-cpu.yaml"
 COHORT = "stock-off"

@@ -8,6 +8,18 @@ import pytest
 
 from eval.tasks import local_set
 
+# The agent of the real-vLLM rollouts (the reliability tests; the canary-cpu test's SWE-bench cohorts use the
+# cohort file's own). docs/trust/facts.md: SmolLM2 calls tools with tool_choice "required" (4/5), and "strict"
+# keeps the arguments valid.
+AGENT = {
+    "kind": "toolcall",
+    "tool_choice": "required",
+    "strict_tools": "true",
+    "max_turns": 2,
+    "max_tokens_per_reply": 64,
+    "command_timeout_s": 20,
+}
+
 
 @pytest.fixture(scope="session")
 def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -32,27 +32,37 @@ def builds() -> dict[str, Any]:
     return {name: ensure_build(spec, name) for name in ("fixed", "release")}
 
 
-def run_check(build: Any, check: str) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def results(builds: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every check's result per build: one process per build runs all the checks (kernel_checks.py)."""
+    return {name: run_checks(build) for name, build in builds.items() if name in ("fixed", "release")}
+
+
+def run_checks(build: Any) -> dict[str, dict[str, Any]]:
     env = {**os.environ, **build.launch_env(), "VLLM_TARGET_DEVICE": "cpu"}
     script = Path(__file__).with_name("kernel_checks.py")
     proc = subprocess.run(
-        [str(build.python), str(script), check], env=env, capture_output=True, text=True, timeout=600, check=False
+        [str(build.python), str(script), *CHECKS], env=env, capture_output=True, text=True, timeout=1200, check=False
     )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SPECQUAL-RESULT ")]
-    assert lines, f"no result from {check}: rc={proc.returncode}\n{proc.stderr[-2000:]}"
-    result: dict[str, Any] = json.loads(lines[-1].removeprefix("SPECQUAL-RESULT "))
-    return result
+    out: dict[str, dict[str, Any]] = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("SPECQUAL-RESULT "):
+            result = json.loads(line.removeprefix("SPECQUAL-RESULT "))
+            out[result.pop("check")] = result
+    for check in CHECKS:  # a process that died mid-way: the checks it never reported fail, with its stderr
+        out.setdefault(check, {"ok": None, "error": f"no result: rc={proc.returncode}\n{proc.stderr[-2000:]}"})
+    return out
 
 
 @pytest.mark.parametrize("check", CHECKS)
-def test_patched_matches_reference(builds: dict[str, Any], check: str) -> None:
-    result = run_check(builds["fixed"], check)
+def test_patched_matches_reference(results: dict[str, dict[str, dict[str, Any]]], check: str) -> None:
+    result = results["fixed"][check]
     assert result.get("ok") is True, result
 
 
 @pytest.mark.parametrize("check", CHECKS)
-def test_release_fails_the_same_check(builds: dict[str, Any], check: str) -> None:
-    result = run_check(builds["release"], check)
+def test_release_fails_the_same_check(results: dict[str, dict[str, dict[str, Any]]], check: str) -> None:
+    result = results["release"][check]
     assert result.get("ok") is False, result
 
 

@@ -40,6 +40,7 @@ class ProbeContext:
     fuzz: Any = None  # eval.canary.fuzz.generate.GenContext of the `fuzz` mode (built by eval/canary/run.py)
     out_dir: Any = None  # the cohort directory the records go to (the fuzz mode writes as it goes)
     disaggregated: bool = False  # a P/D stack: no prompt-logprob re-scoring there (vllm#50792)
+    kv_faults: Any = None  # injected KV load faults of the server (eval/canary/fuzz/space.py kv_faults_of)
 
 
 def record(ctx: ProbeContext, mode: str, index: int, role: str, prompt: list[int] | None, reply: Reply) -> ProbeRecord:

@@ -100,6 +100,7 @@ async def _fuzz(ctx: ProbeContext, progress: CanaryProgress) -> list[ProbeRecord
         ctx.cohort,
         ctx.out_dir,
         rescore=ctx.cfg.fuzz_greedy_rescore and not ctx.disaggregated,
+        record_extra={"kv_faults": ctx.kv_faults} if ctx.kv_faults else None,
     )
     progress.advance(ctx.cohort, ctx.cfg.probes_per_mode, infra=sum(1 for r in recs if r.infra_error is not None))
     return recs
@@ -123,6 +124,10 @@ def probe_endpoint(
     ctx.disaggregated = any(c.topology.kind == "pd" for c in loaded.cohorts if c.name == cohort)
     if "fuzz" in cfg.modes:
         from eval.canary.fuzz.mode import gen_context, load_space, stack_facts
+        from eval.canary.fuzz.space import kv_faults_of
+
+        mine = [c for c in loaded.cohorts if c.name == cohort]
+        ctx.kv_faults = kv_faults_of(mine[0].server_args) if mine else None  # the file's args, then the entry's
 
         space = load_space(Path(out_dir).parent, base_url)
         ctx.fuzz = gen_context(cfg, book, space, stack_facts(loaded), loaded.spec.server.device)

@@ -104,10 +104,12 @@ async def fuzz_cohort(
     cohort: str,
     out_dir: Path,
     rescore: bool = False,
+    record_extra: dict[str, Any] | None = None,
 ) -> list[ProbeRecord]:
     """Run cases 0, 1, ... on one stack until `fuzz_budget_s` or `fuzz_cases`; write and return the records.
     With `rescore`, each case's greedy records are re-scored on this stack before they are written
-    (eval/canary/fuzz/rescore.py)."""
+    (eval/canary/fuzz/rescore.py). `record_extra` goes into every record's `extra` (the server's injected KV
+    faults, which the oracles read)."""
     done = cases_done(out_dir)
     t0, records = time.monotonic(), []
     for index in range(cfg.fuzz_cases):
@@ -121,6 +123,8 @@ async def fuzz_cohort(
             store(out_dir.parent, case)
         outcomes = await run_case_async(case, base_url, model)
         recs = records_of(case, outcomes, cohort, base_url)
+        for r in recs:
+            r.extra.update(record_extra or {})
         if rescore:
             from eval.canary.fuzz.rescore import rescore_greedy
 

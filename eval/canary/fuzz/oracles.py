@@ -13,7 +13,9 @@ statistical oracles there). Built in:
 - `structured`: a finished output matches its JSON schema / regex / choice;
 - `support`: a sampled token lies inside the top-k it was drawn from, and inside `allowed_token_ids`;
 - `crash`: HTTP 5xx, an engine error streamed after the 200, or an `error` finish where the reference answered is
-  a failure of the cohort (only 4xx refusals are facts);
+  a failure of the cohort (only 4xx refusals are facts), except on a server that injects KV load faults under
+  `kv_load_failure_policy` fail, where an error is what must happen (a fact; the reference oracle then judges the
+  tokens produced before it);
 - `accounting`: token ids, logprobs and usage agree with each other, and token count, finish_reason, usage and
   text agree with the reference wherever the tokens are identical;
 - `rescore`: every token of a greedy output is the argmax of the server's own prefill of prompt + output, up to a
@@ -75,7 +77,10 @@ class ReferenceOracle:
             return None
         assert reference_obs is not None
         ref = reference_obs
-        if rec.extra.get("aborted") or (ref.extra or {}).get("aborted"):
+        failed = rec.finish_reason == "error" and kv_fail_policy(rec)  # judged up to where it failed
+        if failed and not rec.output_token_ids:
+            return None
+        if failed or rec.extra.get("aborted") or (ref.extra or {}).get("aborted"):
             ref = _truncated(ref, len(rec.output_token_ids or []))
             rec = _truncated(rec, len(ref.output_token_ids or []))
         apply_comparison(rec, ref, ref.cohort, self.near_tie, self.lp_tolerance)
@@ -403,6 +408,10 @@ class CrashOracle:
             # request, which is judged on its own). Infra, never a crash finding: two servers that die of the same
             # stock bug a few requests apart would otherwise FAIL the clean one (H200, vllm#50792, 2026-12-05).
             return None
+        failed = bool(err) or cohort_obs.finish_reason == "error"
+        if failed and kv_fail_policy(cohort_obs):
+            reason = f"failed under kv_load_failure_policy fail with injected KV load faults, as it must: {err[:160]}"
+            return _finding(self.name, cohort_obs, "fact", reason)
         if err:
             return _finding(
                 self.name, cohort_obs, "fail", f"the engine failed a request the reference answered: {err[:200]}"
@@ -434,6 +443,13 @@ _GONE = (
 
 def _server_gone(err: str) -> bool:
     return any(marker in err for marker in _GONE)
+
+
+def kv_fail_policy(rec: ProbeRecord | None) -> bool:
+    """The record's server injects KV load faults (eval/canary/fuzz/kvfault.py) under `kv_load_failure_policy`
+    fail: an affected request must end with an error, and whatever it produced before must match the reference."""
+    faults = (rec.extra or {}).get("kv_faults") if rec is not None else None
+    return isinstance(faults, dict) and faults.get("policy") == "fail"
 
 
 def _aborted(rec: ProbeRecord | None) -> bool:

@@ -213,3 +213,64 @@ def build_space(python: str, env: dict[str, str] | None = None, timeout_s: float
     """The same schemas from a build's interpreter (no server needed): the protocol module of that version."""
     proc = subprocess.run([python, "-c", _DUMP], capture_output=True, text=True, timeout=timeout_s, env=env, check=True)
     return space_from_openapi(json.loads(proc.stdout.strip().splitlines()[-1]), f"{python} (protocol module)")
+
+
+# ---------------------------------------------------------------- server configurations with a KV connector
+#
+# A case runs on a cohort's server; these are the server flags of the KV-connector cohorts (cohorts/
+# kv-connector-cpu.yaml holds them, tests/unit/canary/test_kvfault.py checks that it matches). Configurations users
+# run come first: vLLM's ExampleConnector (KV to local files, the one stock connector that runs on the CPU platform:
+# the offloading connectors need CUDA streams) with the defaults, then without prefix caching (every repeated prompt
+# loads from the files instead of the local cache). The test-only extras follow: the same connector with injected
+# asynchronous loads and invalid blocks (eval/canary/fuzz/kvfault.py), under each `kv_load_failure_policy`.
+KV_STORAGE_ROOT = "/tmp/specqual-kv"
+KV_FAULT_MODULE = "eval.canary.fuzz.kvfault"
+KV_FAULT_SETTINGS: dict[str, Any] = {"seed": 1, "async_rate": 0.5, "invalid_rate": 0.5, "async_delay_steps": 2}
+
+
+@dataclass(frozen=True)
+class KVServerConfig:
+    """One server configuration with a KV connector; `user` False marks a test-only extra (fault injection)."""
+
+    name: str
+    user: bool
+    connector: str = "ExampleConnector"
+    prefix_caching: bool = True
+    policy: str | None = None  # kv_load_failure_policy; None: vLLM's default (fail)
+    faults: bool = False
+
+
+KV_SERVER_CONFIGS: tuple[KVServerConfig, ...] = (
+    KVServerConfig("kv", user=True),
+    KVServerConfig("kvnc", user=True, prefix_caching=False),
+    KVServerConfig("kvfault-rec", user=False, prefix_caching=False, policy="recompute", faults=True),
+    KVServerConfig("kvfault-fail", user=False, prefix_caching=False, policy="fail", faults=True),
+)
+
+
+def kv_server_args(config: KVServerConfig, speculative: str, root: str = KV_STORAGE_ROOT) -> dict[str, Any]:
+    """The server flags of `config` for a cohort with speculative setting `speculative` (its own storage
+    directory: a speculative server saves its draft layers too, and another server's files would lack them)."""
+    extra: dict[str, Any] = {"shared_storage_path": f"{root}/{config.name}-{speculative}"}
+    kv: dict[str, Any] = {"kv_connector": config.connector, "kv_role": "kv_both"}
+    if config.faults:
+        kv["kv_connector"] = "Faulty" + config.connector
+        kv["kv_connector_module_path"] = KV_FAULT_MODULE
+        extra["fault_injection"] = dict(KV_FAULT_SETTINGS)
+    if config.policy is not None:
+        kv["kv_load_failure_policy"] = config.policy
+    kv["kv_connector_extra_config"] = extra
+    args: dict[str, Any] = {"kv_transfer_config": kv}
+    if not config.prefix_caching:
+        args["enable_prefix_caching"] = False
+    return args
+
+
+def kv_faults_of(args: dict[str, Any]) -> dict[str, Any] | None:
+    """What the oracles need to know of a server's injected KV faults (None: no fault injector): the policy."""
+    kv = args.get("kv_transfer_config")
+    if not isinstance(kv, dict) or kv.get("kv_connector_module_path") != KV_FAULT_MODULE:
+        return None
+    extra = kv.get("kv_connector_extra_config") or {}
+    return {"connector": kv.get("kv_connector"), "policy": kv.get("kv_load_failure_policy", "fail"),
+            "settings": extra.get("fault_injection") or {}}  # fmt: skip

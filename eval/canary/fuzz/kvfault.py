@@ -1,0 +1,304 @@
+"""A fault-injecting KV connector for vLLM 0.32 (issue 27): a real connector whose loads fail on purpose, seeded.
+
+vLLM loads it through `--kv-transfer-config` (no specqual import inside the server: this file imports only the
+standard library at the top, and vLLM when a connector class is first asked for):
+
+    {"kv_connector": "FaultyExampleConnector", "kv_connector_module_path": "eval.canary.fuzz.kvfault",
+     "kv_role": "kv_both", "kv_load_failure_policy": "recompute",
+     "kv_connector_extra_config": {"shared_storage_path": "/tmp/...", "fault_injection": {"seed": 1, ...}}}
+
+`Faulty<Name>` is the registered connector `<Name>` (ExampleConnector, ...) with these faults, each decided from
+the seed and the request's prompt token ids only (the same case gets the same faults on every run):
+- `async_rate`: a load the connector would do synchronously is made asynchronous: the request waits in
+  WAITING_FOR_REMOTE_KVS, the worker loads its blocks in the next step (with or without a forward pass) and reports
+  it finished receiving 0..`async_delay_steps` steps later (ExampleConnector only: the other connectors' loads are
+  left as they are);
+- `invalid_rate`: some blocks a load brought in are overwritten with noise and reported through
+  `get_block_ids_with_load_errors` (in the step that loaded them; for an asynchronous load, in the step that
+  reports it finished). vLLM's `kv_load_failure_policy` decides: `recompute` must give the same output as a server
+  without faults, `fail` must end the request with an error, never with other text.
+
+The server imports it from its working directory (`python -m` puts the directory first on sys.path; specqual
+launches servers from the repository root); the decisions are plain functions, tested without vLLM
+(tests/unit/canary/test_kvfault.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+PREFIX = "Faulty"
+MODULE = "eval.canary.fuzz.kvfault"
+EXTRA_KEY = "fault_injection"  # key of kv_connector_extra_config holding the settings below
+DEFAULTS: dict[str, Any] = {"seed": 0, "async_rate": 0.5, "invalid_rate": 0.5, "async_delay_steps": 2}
+_log = logging.getLogger("vllm.specqual.kvfault")
+
+
+def settings(extra: dict[str, Any] | None) -> dict[str, Any]:
+    """The fault settings of a connector's extra config, defaults filled in; unknown keys are an error."""
+    given = dict((extra or {}).get(EXTRA_KEY) or {})
+    unknown = sorted(set(given) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown {EXTRA_KEY} settings: {unknown} (known: {sorted(DEFAULTS)})")
+    out = {**DEFAULTS, **given}
+    for key in ("async_rate", "invalid_rate"):
+        if not 0.0 <= float(out[key]) <= 1.0:
+            raise ValueError(f"{EXTRA_KEY}.{key} must be in [0, 1], got {out[key]!r}")
+    if int(out["async_delay_steps"]) < 0:
+        raise ValueError(f"{EXTRA_KEY}.async_delay_steps must be >= 0")
+    return out
+
+
+def draw(seed: int, tokens: Sequence[int], what: str) -> float:
+    """A number in [0, 1) from the seed, the prompt and the decision's name (stable across processes and runs)."""
+    text = f"{int(seed)}:{what}:" + ",".join(str(int(t)) for t in tokens)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
+
+
+def make_async(cfg: dict[str, Any], tokens: Sequence[int]) -> bool:
+    return draw(cfg["seed"], tokens, "async") < float(cfg["async_rate"])
+
+
+def async_delay(cfg: dict[str, Any], tokens: Sequence[int]) -> int:
+    """Steps between the load and its report of finished receiving (0: the same step)."""
+    steps = int(cfg["async_delay_steps"])
+    return int(draw(cfg["seed"], tokens, "delay") * (steps + 1)) if steps else 0
+
+
+def invalid_blocks(cfg: dict[str, Any], tokens: Sequence[int], loaded: Sequence[int]) -> list[int]:
+    """The loaded blocks (in load order) to report as failed: none, or one of them and, one time in three, the
+    blocks after it too (a transfer that broke off)."""
+    if not loaded or draw(cfg["seed"], tokens, "invalid") >= float(cfg["invalid_rate"]):
+        return []
+    first = int(draw(cfg["seed"], tokens, "invalid-at") * len(loaded))
+    if draw(cfg["seed"], tokens, "invalid-tail") < 1 / 3:
+        return list(loaded[first:])
+    return [loaded[first]]
+
+
+def external_blocks(block_ids: Sequence[int], local_tokens: int, external_tokens: int, block_size: int) -> list[int]:
+    """The blocks an external load of `external_tokens` after `local_tokens` cached ones writes into."""
+    if external_tokens <= 0:
+        return []
+    first = local_tokens // block_size
+    end = -(-(local_tokens + external_tokens) // block_size)
+    return list(block_ids[first:end])
+
+
+@dataclass
+class FaultMeta:
+    """Scheduler -> worker, around the wrapped connector's own metadata (pickled with the scheduler output)."""
+
+    inner: Any
+    # req_id -> (prompt token ids, the request's block ids, steps until reported finished)
+    async_loads: dict[str, tuple[list[int], list[int], int]] = field(default_factory=dict)
+    # req_id -> block ids to overwrite and report (synchronous loads: this step; asynchronous: when finished)
+    invalid: dict[str, list[int]] = field(default_factory=dict)
+    seed: int = 0
+
+
+class _AnyLayer(dict):
+    """An attention-metadata dict for a step without a forward pass: every layer maps to None (a non-MLA layer)."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+class _StepContext:
+    """A forward context for loads made outside the step's forward pass (ExampleConnector reads these two)."""
+
+    def __init__(self, layers: dict[str, Any]) -> None:
+        self.attn_metadata = _AnyLayer()
+        self.no_compile_layers = layers
+
+
+class FaultMixin:
+    """The faults, over any KVConnectorBase_V1 subclass (mixed in before it)."""
+
+    _fault: dict[str, Any]
+
+    def _fault_init(self) -> None:
+        cfg = self._kv_transfer_config  # type: ignore[attr-defined]
+        self._fault = settings(cfg.kv_connector_extra_config)
+        self._fault_local: dict[str, int] = {}  # req_id -> locally cached tokens (scheduler)
+        self._fault_async: set[str] = set()  # made asynchronous, blocks not allocated yet (scheduler)
+        self._fault_pending_async: dict[str, tuple[list[int], list[int], int]] = {}  # to send (scheduler)
+        self._fault_pending_invalid: dict[str, list[int]] = {}  # to send (scheduler)
+        self._fault_waiting: dict[str, list[Any]] = {}  # req_id -> [steps left, invalid blocks] (worker)
+        self._fault_errors: set[int] = set()  # to report this step (worker)
+        self._fault_meta: FaultMeta | None = None
+        self._fault_layers: dict[str, Any] = {}
+        self._fault_counts = {"async": 0, "invalid_requests": 0, "invalid_blocks": 0}
+        _log.warning("specqual fault injection on %s: %s", type(self).__name__, self._fault)
+
+    # ---------------------------------------------------------------- scheduler side
+
+    def get_num_new_matched_tokens(self, request: Any, num_computed_tokens: int) -> tuple[int | None, bool]:
+        n, is_async = super().get_num_new_matched_tokens(request, num_computed_tokens)  # type: ignore[misc]
+        rid = request.request_id
+        self._fault_local[rid] = num_computed_tokens
+        tokens = list(request.prompt_token_ids or [])
+        if n and n > 0 and not is_async and self._fault_supports_async() and make_async(self._fault, tokens):
+            self._fault_async.add(rid)
+            return n, True
+        return n, is_async
+
+    def update_state_after_alloc(self, request: Any, blocks: Any, num_external_tokens: int) -> None:
+        rid = request.request_id
+        tokens = list(request.prompt_token_ids or [])
+        made_async = rid in self._fault_async and num_external_tokens > 0
+        self._fault_async.discard(rid)
+        if num_external_tokens > 0:
+            block_ids = list(blocks.get_block_ids()[0])
+            bs = self._vllm_config.cache_config.block_size  # type: ignore[attr-defined]
+            loaded = external_blocks(block_ids, self._fault_local.get(rid, 0), num_external_tokens, bs)
+            bad = invalid_blocks(self._fault, tokens, loaded)
+            if bad:
+                self._fault_pending_invalid[rid] = bad
+                self._fault_counts["invalid_requests"] += 1
+                self._fault_counts["invalid_blocks"] += len(bad)
+            if made_async:
+                self._fault_pending_async[rid] = (tokens, block_ids, async_delay(self._fault, tokens))
+                self._fault_counts["async"] += 1
+                _log.info("specqual kvfault: %s loads asynchronously; invalid blocks %s", rid, bad)
+                return  # the wrapped connector never hears of it: this class loads it (worker side)
+            if bad:
+                _log.info("specqual kvfault: %s loads; invalid blocks %s", rid, bad)
+        super().update_state_after_alloc(request, blocks, num_external_tokens)  # type: ignore[misc]
+
+    def build_connector_meta(self, scheduler_output: Any) -> Any:
+        inner = super().build_connector_meta(scheduler_output)  # type: ignore[misc]
+        meta = FaultMeta(inner, dict(self._fault_pending_async), dict(self._fault_pending_invalid))
+        meta.seed = int(self._fault["seed"])
+        self._fault_pending_async.clear()
+        self._fault_pending_invalid.clear()
+        return meta
+
+    def request_finished(self, request: Any, block_ids: Any) -> Any:
+        self._fault_local.pop(request.request_id, None)
+        self._fault_async.discard(request.request_id)
+        return super().request_finished(request, block_ids)  # type: ignore[misc]
+
+    # ---------------------------------------------------------------- worker side
+
+    def bind_connector_metadata(self, connector_metadata: Any) -> None:
+        if isinstance(connector_metadata, FaultMeta):
+            self._fault_meta = connector_metadata
+            connector_metadata = connector_metadata.inner
+        super().bind_connector_metadata(connector_metadata)  # type: ignore[misc]
+
+    def clear_connector_metadata(self) -> None:
+        self._fault_meta = None
+        super().clear_connector_metadata()  # type: ignore[misc]
+
+    def start_load_kv(self, forward_context: Any, **kwargs: Any) -> None:
+        super().start_load_kv(forward_context, **kwargs)  # type: ignore[misc]
+        meta = self._fault_meta
+        if meta is None:
+            return
+        layers = getattr(forward_context, "no_compile_layers", None) or {}
+        if layers:
+            self._fault_layers = layers
+        for rid, (tokens, block_ids, delay) in meta.async_loads.items():
+            self._fault_load(tokens, block_ids)
+            self._fault_waiting[rid] = [delay, meta.invalid.get(rid, [])]
+        for rid, bad in meta.invalid.items():
+            self._fault_corrupt(bad, meta.seed)
+            if rid not in meta.async_loads:
+                self._fault_errors.update(bad)
+        self._fault_meta = None  # once per step (start_load_kv may run before or after the forward pass)
+
+    def get_finished(self, finished_req_ids: set[str]) -> tuple[set[str] | None, set[str] | None]:
+        sending, recving = super().get_finished(finished_req_ids)  # type: ignore[misc]
+        done = set(recving or ())
+        for rid, state in list(self._fault_waiting.items()):
+            if state[0] <= 0:
+                done.add(rid)
+                self._fault_errors.update(state[1])
+                del self._fault_waiting[rid]
+            else:
+                state[0] -= 1
+        return sending, (done or recving)
+
+    def get_block_ids_with_load_errors(self) -> set[int]:
+        out = set(super().get_block_ids_with_load_errors()) | self._fault_errors  # type: ignore[misc]
+        self._fault_errors = set()
+        return out
+
+    # ---------------------------------------------------------------- per connector
+
+    def _fault_supports_async(self) -> bool:
+        return False
+
+    def _fault_load(self, tokens: list[int], block_ids: list[int]) -> None:
+        raise NotImplementedError
+
+    def _fault_corrupt(self, block_ids: list[int], seed: int) -> None:
+        """Noise into the blocks reported invalid, in every KV layer: a server that keeps using them differs."""
+        import torch
+
+        gen = torch.Generator().manual_seed(int(seed) * 1000003 + min(block_ids))
+        for layer in self._fault_layers.values():
+            kv = getattr(layer, "kv_cache", None)
+            if not isinstance(kv, torch.Tensor):
+                continue
+            for b in block_ids:
+                noise = torch.randn(kv[b].shape, generator=gen, dtype=torch.float32)
+                kv[b].copy_(noise.to(kv.dtype))
+
+
+class _ExampleFaults(FaultMixin):
+    """ExampleConnector (KV to local disk): asynchronous loads are read from its files by this class."""
+
+    def _fault_supports_async(self) -> bool:
+        return True
+
+    def _fault_load(self, tokens: list[int], block_ids: list[int]) -> None:
+        from vllm.distributed.kv_transfer.kv_connector.v1.example_connector import ExampleConnectorMetadata
+
+        meta = ExampleConnectorMetadata()
+        bs = self._vllm_config.cache_config.block_size  # type: ignore[attr-defined]
+        meta.add_request(token_ids=tokens, block_ids=block_ids, block_size=bs, is_store=False, mm_hashes=[])
+        saved = self._connector_metadata  # type: ignore[has-type]
+        self._connector_metadata = meta
+        try:
+            super().start_load_kv(_StepContext(self._fault_layers))
+        finally:
+            self._connector_metadata = saved
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def connector_class(name: str) -> type:
+    """`Faulty<Name>`: the registered vLLM connector `<Name>` with the faults (built once, on first use)."""
+    if name in _CLASSES:
+        return _CLASSES[name]
+    if not name.startswith(PREFIX) or len(name) == len(PREFIX):
+        raise AttributeError(name)
+    from vllm.distributed.kv_transfer.kv_connector.factory import KVConnectorFactory
+
+    inner_name = name[len(PREFIX) :]
+    registry = KVConnectorFactory._registry
+    if inner_name not in registry:
+        raise AttributeError(f"{name}: no vLLM connector {inner_name!r} to wrap")
+    inner = registry[inner_name]()
+    mixin = _ExampleFaults if inner_name == "ExampleConnector" else FaultMixin
+
+    def __init__(self: Any, vllm_config: Any, role: Any, kv_cache_config: Any = None) -> None:
+        inner.__init__(self, vllm_config, role, kv_cache_config)
+        self._fault_init()
+
+    cls = type(name, (mixin, inner), {"__init__": __init__, "__module__": __name__})
+    _CLASSES[name] = cls
+    return cls
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: vLLM's getattr(module, "FaultyExampleConnector")
+    if name.startswith(PREFIX):
+        return connector_class(name)
+    raise AttributeError(name)

@@ -1,0 +1,134 @@
+"""The fault-injecting KV connector's seeded decisions, the KV-connector server configurations and the cohort file
+that carries them, and how the oracles read a server that fails requests on purpose (no vLLM here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval.canary.fuzz import kvfault
+from eval.canary.fuzz.oracles import CrashOracle, ReferenceOracle
+from eval.canary.fuzz.space import KV_FAULT_MODULE, KV_SERVER_CONFIGS, kv_faults_of, kv_server_args
+from eval.canary.records import ProbeRecord
+from eval.spec.load import load_spec
+
+ROOT = Path(__file__).resolve().parents[3]
+PROMPTS = [[i, i + 1, 7 * i % 13] for i in range(400)]
+
+
+def test_settings_fill_defaults_and_refuse_unknown_keys() -> None:
+    assert kvfault.settings(None) == kvfault.DEFAULTS
+    assert kvfault.settings({"fault_injection": {"seed": 3}})["seed"] == 3
+    with pytest.raises(ValueError, match="unknown"):
+        kvfault.settings({"fault_injection": {"async": 1}})
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        kvfault.settings({"fault_injection": {"invalid_rate": 2}})
+
+
+def test_draw_is_seeded_by_seed_prompt_and_decision() -> None:
+    a = kvfault.draw(1, [1, 2, 3], "async")
+    assert a == kvfault.draw(1, [1, 2, 3], "async") and 0 <= a < 1
+    assert len({a, kvfault.draw(2, [1, 2, 3], "async"), kvfault.draw(1, [1, 2, 4], "async")}) == 3
+    assert a != kvfault.draw(1, [1, 2, 3], "invalid")
+
+
+def test_async_decisions_follow_the_rate_and_the_delay_bound() -> None:
+    cfg = kvfault.settings({"fault_injection": {"seed": 1, "async_rate": 0.5, "async_delay_steps": 2}})
+    share = sum(kvfault.make_async(cfg, p) for p in PROMPTS) / len(PROMPTS)
+    assert 0.4 < share < 0.6
+    assert {kvfault.async_delay(cfg, p) for p in PROMPTS} == {0, 1, 2}
+    never = {**cfg, "async_rate": 0.0, "async_delay_steps": 0}
+    assert not any(kvfault.make_async(never, p) for p in PROMPTS)
+    assert {kvfault.async_delay(never, p) for p in PROMPTS} == {0}
+    assert all(kvfault.make_async({**cfg, "async_rate": 1.0}, p) for p in PROMPTS)
+
+
+def test_invalid_blocks_are_loaded_blocks_one_or_a_broken_off_tail() -> None:
+    cfg = kvfault.settings({"fault_injection": {"seed": 1, "invalid_rate": 0.5}})
+    loaded = [11, 12, 13, 14]
+    picks = [kvfault.invalid_blocks(cfg, p, loaded) for p in PROMPTS]
+    hit = [b for b in picks if b]
+    assert 0.4 < len(hit) / len(picks) < 0.6
+    for bad in hit:
+        first = loaded.index(bad[0])
+        assert bad == [loaded[first]] or bad == loaded[first:]
+    assert any(len(b) > 1 for b in hit) and any(len(b) == 1 for b in hit)
+    assert picks == [kvfault.invalid_blocks(cfg, p, loaded) for p in PROMPTS]  # the same case, the same faults
+    assert kvfault.invalid_blocks({**cfg, "invalid_rate": 0.0}, PROMPTS[0], loaded) == []
+    assert kvfault.invalid_blocks({**cfg, "invalid_rate": 1.0}, PROMPTS[0], []) == []
+
+
+def test_external_blocks_are_those_after_the_local_hit() -> None:
+    blocks = [5, 6, 7, 8]
+    assert kvfault.external_blocks(blocks, 64, 64, 64) == [6]
+    assert kvfault.external_blocks(blocks, 0, 130, 64) == [5, 6, 7]
+    assert kvfault.external_blocks(blocks, 64, 0, 64) == []
+
+
+def test_connector_classes_need_the_prefix() -> None:
+    with pytest.raises(AttributeError):
+        kvfault.connector_class("ExampleConnector")
+    with pytest.raises(AttributeError):
+        getattr(kvfault, "SomethingElse")  # noqa: B009
+
+
+def test_server_configs_put_the_user_ones_first() -> None:
+    users = [c.user for c in KV_SERVER_CONFIGS]
+    assert users[0] and users == sorted(users, reverse=True) and not users[-1]
+    plain = kv_server_args(KV_SERVER_CONFIGS[0], "off")
+    assert plain == {
+        "kv_transfer_config": {
+            "kv_connector": "ExampleConnector",
+            "kv_role": "kv_both",
+            "kv_connector_extra_config": {"shared_storage_path": "/tmp/specqual-kv/kv-off"},
+        }
+    }
+    assert kv_faults_of(plain) is None
+    for c in KV_SERVER_CONFIGS:
+        args = kv_server_args(c, "self4")
+        faults = kv_faults_of(args)
+        assert (faults is not None) == c.faults
+        if faults is not None:
+            assert args["kv_transfer_config"]["kv_connector_module_path"] == KV_FAULT_MODULE
+            assert faults["policy"] == c.policy and faults["connector"] == "Faulty" + c.connector
+            kvfault.settings(args["kv_transfer_config"]["kv_connector_extra_config"])  # valid settings
+
+
+def test_cohort_file_carries_the_space_configs() -> None:
+    loaded = load_spec([str(ROOT / "cohorts/kv-connector-cpu.yaml")])
+    by_name = {c.name: c for c in KV_SERVER_CONFIGS}
+    base = dict(loaded.spec.server.args)  # every cohort's server_args are the file's, then the entry's
+    seen = set()
+    for cohort in loaded.cohorts:
+        if cohort.name == "stock-off":
+            assert cohort.server_args == base
+            continue
+        config, spec = cohort.name.rsplit("-", 1)
+        assert cohort.server_args == {**base, **kv_server_args(by_name[config], spec)}, cohort.name
+        seen.add(config)
+    assert seen == set(by_name)
+
+
+def _rec(finish: str, out: list[int], policy: str | None) -> ProbeRecord:
+    r = ProbeRecord(
+        probe_id="fuzz-000-r0", cohort="c", mode="fuzz", index=0, role="r0", output_token_ids=out,
+        output_text="", finish_reason=finish, params={"max_tokens": 4},
+    )  # fmt: skip
+    if policy:
+        r.extra["kv_faults"] = {"connector": "FaultyExampleConnector", "policy": policy}
+    return r
+
+
+def test_an_error_under_policy_fail_is_a_fact_and_its_tokens_still_count() -> None:
+    ref = _rec("length", [1, 2, 3, 4], None)
+    ref.cohort = "ref"
+    fact = CrashOracle().judge(None, _rec("error", [], "fail"), ref)
+    assert fact is not None and fact.verdict == "fact"
+    crash = CrashOracle().judge(None, _rec("error", [], "recompute"), ref)
+    assert crash is not None and crash.verdict == "fail"
+    assert ReferenceOracle().judge(None, _rec("error", [], "fail"), ref) is None
+    same = ReferenceOracle().judge(None, _rec("error", [1, 2], "fail"), ref)
+    assert same is not None and same.verdict == "pass"
+    wrong = ReferenceOracle().judge(None, _rec("error", [1, 9], "fail"), ref)
+    assert wrong is not None and wrong.verdict == "fail"

@@ -191,6 +191,11 @@ class FaultMixin:
             connector_metadata = connector_metadata.inner
         super().bind_connector_metadata(connector_metadata)  # type: ignore[misc]
 
+    def handle_preemptions(self, kv_connector_metadata: Any) -> None:
+        if isinstance(kv_connector_metadata, FaultMeta):
+            kv_connector_metadata = kv_connector_metadata.inner
+        super().handle_preemptions(kv_connector_metadata)  # type: ignore[misc]
+
     def clear_connector_metadata(self) -> None:
         self._fault_meta = None
         super().clear_connector_metadata()  # type: ignore[misc]

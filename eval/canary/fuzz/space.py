@@ -260,7 +260,9 @@ def kv_server_args(config: KVServerConfig, speculative: str, root: str = KV_STOR
     if config.policy is not None:
         kv["kv_load_failure_policy"] = config.policy
     kv["kv_connector_extra_config"] = extra
-    args: dict[str, Any] = {"kv_transfer_config": kv}
+    # ExampleConnector saves a new request's whole prompt in its first step and loads a prompt in one: a prompt
+    # split over steps (chunked prefill) would save KV not computed yet, so its servers prefill a prompt at once.
+    args: dict[str, Any] = {"kv_transfer_config": kv, "enable_chunked_prefill": False, "max_num_batched_tokens": 2048}
     if not config.prefix_caching:
         args["enable_prefix_caching"] = False
     return args

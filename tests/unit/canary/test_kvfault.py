@@ -82,7 +82,9 @@ def test_server_configs_put_the_user_ones_first() -> None:
             "kv_connector": "ExampleConnector",
             "kv_role": "kv_both",
             "kv_connector_extra_config": {"shared_storage_path": "/tmp/specqual-kv/kv-off"},
-        }
+        },
+        "enable_chunked_prefill": False,
+        "max_num_batched_tokens": 2048,
     }
     assert kv_faults_of(plain) is None
     for c in KV_SERVER_CONFIGS:

@@ -312,6 +312,8 @@ def _short_degenerate(s: str, r: Region, t: ShortThresholds) -> bool:
         return False  # the common case: an anchor that recurs once or twice
     unit = s[r.start : r.start + r.period]
     if r.period == 1:
+        if unit.isdigit():  # `0000…` and nothing else: a reply that is one digit token (tables of zeros hold more)
+            return r.reps >= t.reps_short_unit and not s[: r.start].strip() and not s[r.end :].strip()
         return unit.isalpha() and unit not in t.placeholder_letters and r.end - r.start >= t.one_letter_run
     # Short units, and whole lines or table cells (duplicate rows are common), need the higher count.
     short = r.period <= t.max_short_unit or "\n" in unit or "|" in unit

@@ -1,5 +1,5 @@
 """Classes held-out part 13 showed (classifier 1.13.0): an English reply that drifts into Chinese mid-line or glues a
-Han word into its prose.
+Han word into its prose, and a reply that is nothing but one digit repeated.
 
 Every example is written for these tests (no third-party text)."""
 
@@ -67,3 +67,23 @@ def test_a_conversation_in_chinese_or_asking_for_it_is_not_read():
         assert "degenerate_repetition" not in labels(asked, "auto"), prompt
     plain = message(DRIFT, messages=[{"role": "user", "content": "List some rivers of China."}])
     assert "degenerate_repetition" in labels(plain, "auto")
+
+
+# --- a reply that is one digit repeated --------------------------------------------------------------------------
+
+
+def test_a_reply_of_nothing_but_one_digit_is_degenerate():
+    for text, finish in (("0" * 30, "length"), ("0" * 25, None), (" " + "7" * 40 + "\n", None), ("0" * 5000, "length")):
+        assert "degenerate_repetition" in labels(message(text, finish=finish), "auto"), text[:20]
+
+
+def test_digits_in_data_and_short_numbers_stay_clean():
+    for text in (
+        "0" * 12,  # shorter than the fields the short-loop rule reads
+        "The balance is " + "0" * 80,  # a number in a sentence: not the whole reply
+        "x = [0] * 8\n" + "0" * 70,
+        "0000000000 0000000000 0000000000",  # groups: data, not one run
+        "1" * 19 + "2",
+        "mask = 0b" + "1" * 64,
+    ):
+        assert "degenerate_repetition" not in labels(message(text), "auto"), text[:30]

@@ -4,10 +4,13 @@ it`). A model whose sampling or quantization went wrong drifts into the other la
 of; a healthy English reply names a Chinese word in quotes, brackets or code.
 
 The statistic `language_drift` counts the lines of a field's prose (code, URLs, quoted and bracketed spans blanked)
-in which a run of CJK characters (Han, kana, Hangul) follows a Latin word of two letters or more on the same line,
-provided the field *opens in English*: before its first CJK character the prose holds at least MIN_OPENING words
-of the English lexicon (eval/classify/lexicon.txt and the function words), at least half of its Latin words are
-English and at least nine letters in ten are Latin. Chinese developer prose that mixes in Latin names (`用pip安装`)
+in which a run of CJK characters (Han, kana, Hangul) follows a Latin word of two letters or more on the same line
+and is either glued to a Latin letter or holds a sentence (MIN_SWITCH CJK characters, more than the Latin letters
+after it), when such lines are most of the lines that hold CJK (else 0), and provided the field *opens in English*:
+before its first CJK character the prose holds at least MIN_OPENING words of the English lexicon (lexicon.txt and
+the function words), at least half of its Latin words are English, MIN_FUNCTION of them and a FUNCTION_SHARE of them
+are function words (sentences, not labels such as a catalog's `Project-Id-Version` header) and nine letters in ten
+are Latin. Chinese developer prose that mixes in Latin names (`用pip安装`)
 opens in Han and is not read; gettext catalogs of Chinese, Japanese and Korean are the hard negatives of the
 calibration. Only the content field is read (eval/classify/repetition.py): reasoning models mix languages in their
 thinking while healthy. A conversation that holds CJK text or names the languages or a translation is not read
@@ -73,8 +76,10 @@ def language_drift(text: str) -> int:
     if first is None or not opens_in_english(prose[: first.start()]):
         return 0
     lines: set[int] = set()
+    cjk_lines: set[int] = set()
     for m in _CJK.finditer(prose, first.start()):
         line_start = prose.rfind("\n", 0, m.start()) + 1
+        cjk_lines.add(line_start)
         if line_start in lines or _LATIN_WORD.search(prose, line_start, m.start()) is None:
             continue
         before = prose[m.start() - 1]
@@ -85,7 +90,9 @@ def language_drift(text: str) -> int:
             if cjk < MIN_SWITCH or cjk <= len(_LATIN_LETTERS.findall(rest)):
                 continue
         lines.add(line_start)
-    return len(lines)
+    # Most lines that hold CJK must switch into it from English: a catalog whose English licence text is followed
+    # by lines of translations (a few of them naming an English option first) is a CJK text, not a drifting one.
+    return len(lines) if 2 * len(lines) > len(cjk_lines) else 0
 
 
 @cache

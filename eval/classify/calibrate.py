@@ -239,6 +239,14 @@ def calibrate_language_drift(texts: list[str], alpha: float) -> dict[str, Any]:
     return _upper_threshold(lambda t: language_drift(t[-READS:]), texts, alpha)
 
 
+def calibrate_doubled_clitics(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The count of eval/classify/salad.py's `doubled_clitics` beyond which a field stutters, on the fields and the
+    gettext catalogs' pieces (French and Italian elisions, Catalan and Occitan apostrophes): at most `alpha` beyond."""
+    from eval.classify.salad import READS, doubled_clitics
+
+    return _upper_threshold(lambda t: doubled_clitics(t[-READS:]), texts, alpha)
+
+
 UPDATES = {
     "near_duplicates": calibrate_near_duplicates,
     "run_together": recalibrate_run_together,
@@ -250,6 +258,7 @@ UPDATES = {
     "split_pieces": calibrate_split("split_pieces"),
     "spaced_letters": calibrate_split("spaced_letters"),
     "language_drift": calibrate_language_drift,
+    "doubled_clitics": calibrate_doubled_clitics,
 }
 # Entries whose statistic is built from the Python reference (glued.py's lexicon, wordpairs.py's pair counts): its
 # pieces would only add zeros.

@@ -6,6 +6,8 @@ Every example is written for these tests (no third-party text)."""
 from __future__ import annotations
 
 from eval.classify.drift import language_drift, opens_in_english, threshold
+from eval.classify.salad import doubled_clitics
+from eval.classify.salad import thresholds as salad_thresholds
 from tests.unit.classify.helpers import labels, message
 
 DRIFT = (
@@ -87,3 +89,29 @@ def test_digits_in_data_and_short_numbers_stay_clean():
         "mask = 0b" + "1" * 64,
     ):
         assert "degenerate_repetition" not in labels(message(text), "auto"), text[:30]
+
+
+# --- a clitic written twice -------------------------------------------------------------------------------------
+
+
+def test_a_clitic_written_twice_is_a_stutter():
+    assert salad_thresholds()["doubled_clitics"] == 0.0  # calibrated: no clean field has one
+    for text in (
+        "We should check the options first. Let's's look at each of them and decide which one is false.",
+        "I don't't think the cache is the problem here, so the next step is to read the scheduler logs.",
+        "Now we\u2019re\u2019re ready to write the final answer, after checking the last two options again.",
+    ):
+        assert doubled_clitics(text) == 1, text
+        assert "degenerate_repetition" in labels(message(text), "auto"), text
+        assert "degenerate_repetition" in labels(message("Answer: B", reasoning=text), "auto"), text
+
+
+def test_apostrophes_of_other_languages_and_code_stay_clean():
+    for text in (
+        "L'homme est arrivé aujourd'hui, et l'ami de l'école l'a vu dans l'après-midi.",
+        "Nell'anno dell'unità, quell'uomo all'alba.",
+        "It's James's book, and it's rock'n'roll at five o'clock; y'all'd like it.",
+        "Use `fmt = '%s's'` in the template, then `x = 's's'` in the test.",
+        "The pattern 's 's repeats, as in it's 's.",
+    ):
+        assert doubled_clitics(text) == 0, text

@@ -231,6 +231,22 @@ def calibrate_split(name: str) -> Callable[[list[str], float], dict[str, Any]]:
     return lambda texts, alpha: _upper_threshold(statistic, texts, alpha)
 
 
+def calibrate_language_drift(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The count of eval/classify/drift.py's `language_drift` beyond which a field drifts into CJK, on the fields and
+    the gettext catalogs' pieces (Chinese, Japanese and Korean ones among them): at most `alpha` beyond it."""
+    from eval.classify.drift import READS, language_drift
+
+    return _upper_threshold(lambda t: language_drift(t[-READS:]), texts, alpha)
+
+
+def calibrate_doubled_clitics(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The count of eval/classify/salad.py's `doubled_clitics` beyond which a field stutters, on the fields and the
+    gettext catalogs' pieces (French and Italian elisions, Catalan and Occitan apostrophes): at most `alpha` beyond."""
+    from eval.classify.salad import READS, doubled_clitics
+
+    return _upper_threshold(lambda t: doubled_clitics(t[-READS:]), texts, alpha)
+
+
 UPDATES = {
     "near_duplicates": calibrate_near_duplicates,
     "run_together": recalibrate_run_together,
@@ -241,6 +257,8 @@ UPDATES = {
     "spaced_gaps": calibrate_split("spaced_gaps"),
     "split_pieces": calibrate_split("split_pieces"),
     "spaced_letters": calibrate_split("spaced_letters"),
+    "language_drift": calibrate_language_drift,
+    "doubled_clitics": calibrate_doubled_clitics,
 }
 # Entries whose statistic is built from the Python reference (glued.py's lexicon, wordpairs.py's pair counts): its
 # pieces would only add zeros.

@@ -25,6 +25,9 @@ from functools import lru_cache
 from eval.classify.compiled import speedups as _speedups
 from eval.classify.context import Context
 from eval.classify.degeneracy import TAIL_CHARS, degenerate, prose_degenerate, statistics, thresholds
+from eval.classify.drift import READS as DRIFT_READS
+from eval.classify.drift import asked_for, language_drift
+from eval.classify.drift import threshold as drift_threshold
 from eval.classify.model import Span, Turn, span_at
 from eval.classify.neardup import READS as NEAR_READS
 from eval.classify.neardup import near_duplicates
@@ -115,7 +118,20 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
 
 
 def _other_span(name: str, text: str, ctx: Context) -> Span | None:
-    return _salad_span(name, text, ctx) or _near_duplicate_span(name, text, ctx)
+    return _salad_span(name, text, ctx) or _near_duplicate_span(name, text, ctx) or _drift_span(name, text, ctx)
+
+
+def _drift_span(name: str, text: str, ctx: Context) -> Span | None:
+    """An English reply whose lines switch into CJK (eval/classify/drift.py), unless the conversation asks for it.
+    Content only: reasoning models mix languages in their thinking while healthy (a known trait of R1-style models)."""
+    if name != "content" or text.isascii():
+        return None
+    count = language_drift(text[-DRIFT_READS:])
+    if count <= drift_threshold() or asked_for(ctx.history.chunks):
+        return None
+    start = max(0, len(text) - DRIFT_READS)
+    why = f"language drift: {count} lines switch from English into CJK (beyond {drift_threshold():.3g})"
+    return span_at(name, text, start, len(text), why)
 
 
 def _near_duplicate_span(name: str, text: str, ctx: Context) -> Span | None:
@@ -296,6 +312,8 @@ def _short_degenerate(s: str, r: Region, t: ShortThresholds) -> bool:
         return False  # the common case: an anchor that recurs once or twice
     unit = s[r.start : r.start + r.period]
     if r.period == 1:
+        if unit.isdigit():  # `0000…` and nothing else: a reply that is one digit token (tables of zeros hold more)
+            return r.reps >= t.reps_short_unit and not s[: r.start].strip() and not s[r.end :].strip()
         return unit.isalpha() and unit not in t.placeholder_letters and r.end - r.start >= t.one_letter_run
     # Short units, and whole lines or table cells (duplicate rows are common), need the higher count.
     short = r.period <= t.max_short_unit or "\n" in unit or "|" in unit

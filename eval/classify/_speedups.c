@@ -1807,6 +1807,386 @@ glued_points(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* splitwords: gap_counts, split_tokens, spelled_run */
+
+/* 1 for a character of the class [^\W\d_] of a str pattern (the regex engine's Py_UNICODE_ISALNUM, not decimal, not
+ * `_`): ASCII letters here, other characters below 256 by the same test */
+static unsigned char gap_letter[256];
+/* 1 for an ASCII letter: splitwords._TOKEN's letters */
+static unsigned char ascii_letter[256];
+
+static void
+init_split_classes(void)
+{
+    for (int c = 0; c < 256; c++) {
+        gap_letter[c] = c != '_' && Py_UNICODE_ISALNUM((Py_UCS4)c) && !Py_UNICODE_ISDECIMAL((Py_UCS4)c);
+        ascii_letter[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    }
+}
+
+#define GAP_LETTER(c)                                                                                                  \
+    ((c) < 0x100 ? gap_letter[(unsigned char)(c)]                                                                      \
+                 : (Py_UNICODE_ISALNUM((Py_UCS4)(c)) && !Py_UNICODE_ISDECIMAL((Py_UCS4)(c))))
+
+#define GAP_COUNTS(TYPE)                                                                                               \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        Py_ssize_t i = 1;                                                                                              \
+        while (i < n) {                                                                                                \
+            if (d[i] != ' ') {                                                                                         \
+                i++;                                                                                                   \
+                continue;                                                                                              \
+            }                                                                                                          \
+            Py_ssize_t start = i;                                                                                      \
+            while (i < n && d[i] == ' ')                                                                               \
+                i++;                                                                                                   \
+            if (!GAP_LETTER(d[start - 1]))                                                                             \
+                continue;                                                                                              \
+            if (i < n && GAP_LETTER(d[i])) {                                                                           \
+                gaps++;                                                                                                \
+                doubled += i - start == 2;                                                                             \
+            }                                                                                                          \
+            else if (i == start + 1 && i < n && (d[i] == ',' || d[i] == '.' || d[i] == ':' || d[i] == ';') &&         \
+                     (i + 1 == n || Py_UNICODE_ISSPACE((Py_UCS4)d[i + 1])))                                            \
+                marks++;                                                                                               \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+gap_counts(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U:gap_counts", &text))
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), gaps = 0, doubled = 0, marks = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        GAP_COUNTS(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        GAP_COUNTS(Py_UCS2);
+    else
+        GAP_COUNTS(Py_UCS4);
+    return Py_BuildValue("nnn", gaps, doubled, marks);
+}
+
+/* Whether the ASCII s[:n] is a member of the table's set: the table, or the set itself for a word longer than the
+ * table keeps (LEX_MAX_WORD); -1 on error */
+static int
+lex_has(const LexTable *t, const char *s, Py_ssize_t n)
+{
+    if (n <= LEX_MAX_WORD)
+        return lex_contains(t, s, n);
+    PyObject *w = PyUnicode_FromStringAndSize(s, n);
+    if (w == NULL)
+        return -1;
+    int found = PySet_Contains(t->set, w);
+    Py_DECREF(w);
+    return found;
+}
+
+/* glued.known(w, the table's set) of a lowercase ASCII word w[:n]; buf holds n + 4 characters; -1 on error */
+static int
+lex_known_in(const LexTable *t, const char *w, Py_ssize_t n, char *buf)
+{
+    int found = lex_has(t, w, n);
+    if (found)
+        return found;
+    memcpy(buf, w, (size_t)n);
+    for (size_t k = 0; k < sizeof(glued_endings) / sizeof(glued_endings[0]); k++) {
+        const char *e = glued_endings[k];
+        Py_ssize_t m = (Py_ssize_t)strlen(e);
+        memcpy(buf + n, e, (size_t)m);
+        if ((found = lex_has(t, buf, n + m)) != 0)
+            return found;
+        if (n > m + 2 && memcmp(w + n - m, e, (size_t)m) == 0 && (found = lex_has(t, w, n - m)) != 0)
+            return found;
+    }
+    if (n >= 3 && memcmp(w + n - 3, "ing", 3) == 0) {
+        buf[n - 3] = 'e';
+        return lex_has(t, buf, n - 2);
+    }
+    return 0;
+}
+
+static LexTable lex_wide; /* splitwords.wide_lexicon(); glued.lexicon() shares glued_points' lex_words */
+
+#define SPLIT_TOKENS(TYPE)                                                                                             \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        Py_ssize_t i = 0;                                                                                              \
+        while (i < n) {                                                                                                \
+            while (i < n && !(d[i] < 0x80 && ascii_letter[d[i]]))                                                      \
+                i++;                                                                                                   \
+            if (i == n)                                                                                                \
+                break;                                                                                                 \
+            Py_ssize_t start = i, at = used;                                                                           \
+            int tail_upper = 0;                                                                                        \
+            uint64_t h = FNV_OFFSET;                                                                                   \
+            char c = (char)(d[i++] | 0x20);                                                                            \
+            low[used++] = c;                                                                                           \
+            h = (h ^ (unsigned char)c) * FNV_PRIME;                                                                    \
+            while (i < n && d[i] < 0x80 && ascii_letter[d[i]]) {                                                       \
+                tail_upper |= d[i] < 'a';                                                                              \
+                c = (char)d[i++];                                                                                      \
+                low[used++] = c;                                                                                       \
+                h = (h ^ (unsigned char)c) * FNV_PRIME;                                                                \
+            }                                                                                                          \
+            Py_ssize_t len = i - start;                                                                                \
+            if (tail_upper || (len == 1 && d[start] < 'a')) {                                                          \
+                used = at; /* not a token: a capital after the first letter, or one capital */                        \
+                continue;                                                                                              \
+            }                                                                                                          \
+            int added = slice_set_add_hashed(&seen, low, at, len, h);                                                  \
+            if (added < 0)                                                                                             \
+                goto fail;                                                                                             \
+            if (!added) {                                                                                              \
+                used = at;                                                                                             \
+                continue;                                                                                              \
+            }                                                                                                          \
+            distinct++;                                                                                                \
+            if (len < 2)                                                                                               \
+                continue;                                                                                              \
+            /* a word of either set first (most tokens), then the inflections */                                     \
+            int word = lex_has(&lex_wide, low + at, len);                                                              \
+            if (word == 0)                                                                                             \
+                word = lex_has(&lex_words, low + at, len);                                                             \
+            if (word == 0)                                                                                             \
+                word = lex_known_in(&lex_wide, low + at, len, scratch);                                                \
+            if (word == 0)                                                                                             \
+                word = lex_known_in(&lex_words, low + at, len, scratch);                                               \
+            if (word < 0)                                                                                              \
+                goto fail;                                                                                             \
+            if (word)                                                                                                  \
+                continue;                                                                                              \
+            PyObject *s = PyUnicode_FromStringAndSize(low + at, len);                                                  \
+            if (s == NULL || PyList_Append(pieces, s) < 0) {                                                           \
+                Py_XDECREF(s);                                                                                         \
+                goto fail;                                                                                             \
+            }                                                                                                          \
+            Py_DECREF(s);                                                                                              \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+split_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *text, *wide, *words;
+    if (!PyArg_ParseTuple(args, "UOO:split_tokens", &text, &wide, &words))
+        return NULL;
+    if (lex_build(&lex_wide, wide) < 0 || lex_build(&lex_words, words) < 0)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), used = 0, distinct = 0;
+    char *low = PyMem_Malloc((size_t)n + 1), *scratch = PyMem_Malloc((size_t)n + 8);
+    PyObject *pieces = PyList_New(0);
+    slice_set seen;
+    seen.slots = NULL;
+    if (low == NULL || scratch == NULL || pieces == NULL || slice_set_init(&seen) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto fail;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        SPLIT_TOKENS(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        SPLIT_TOKENS(Py_UCS2);
+    else
+        SPLIT_TOKENS(Py_UCS4);
+    slice_set_done(&seen);
+    PyMem_Free(low);
+    PyMem_Free(scratch);
+    PyObject *out = Py_BuildValue("nN", distinct, pieces);
+    return out;
+fail:
+    if (seen.slots != NULL)
+        slice_set_done(&seen);
+    PyMem_Free(low);
+    PyMem_Free(scratch);
+    Py_XDECREF(pieces);
+    return NULL;
+}
+
+/* [\w'’-] of a str pattern: the regex engine's Py_UNICODE_ISALNUM or `_`, or `'`, `’`, `-` */
+#define PIECE_EDGE(c)                                                                                                  \
+    ((c) < 0x80 ? (Py_ISALNUM((unsigned char)(c)) || (c) == '_' || (c) == '\'' || (c) == '-')                         \
+                : ((c) == 0x2019 || Py_UNICODE_ISALNUM((Py_UCS4)(c))))
+#define LOWER(c) ((c) >= 'a' && (c) <= 'z')
+
+static LexTable lex_pieces; /* the pieces of the last piece_pairs call */
+
+#define PIECE_PAIRS(TYPE)                                                                                              \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        for (Py_ssize_t p = 0; p < n; p++) {                                                                           \
+            TYPE c = d[p];                                                                                             \
+            if (!(c < 0x80 && ascii_letter[c]) || (p > 0 && PIECE_EDGE(d[p - 1])))                                     \
+                continue;                                                                                              \
+            Py_ssize_t e1 = p + 1; /* group 1, [A-Za-z]?[a-z]+: the lowercase run after the first letter */          \
+            while (e1 < n && LOWER(d[e1]))                                                                             \
+                e1++;                                                                                                  \
+            if ((!LOWER(c) && e1 == p + 1) || e1 >= n || d[e1] != ' ')                                                 \
+                continue;                                                                                              \
+            Py_ssize_t s2 = e1 + 1 < n && d[e1 + 1] == ' ' ? e1 + 2 : e1 + 1; /* ` {1,2}` */                          \
+            if (s2 >= n || !LOWER(d[s2]))                                                                              \
+                continue;                                                                                              \
+            Py_ssize_t e2 = s2 + 1; /* group 2, [a-z]+ */                                                              \
+            while (e2 < n && LOWER(d[e2]))                                                                             \
+                e2++;                                                                                                  \
+            if (e2 < n && PIECE_EDGE(d[e2]))                                                                           \
+                continue;                                                                                              \
+            Py_ssize_t start = p, len1 = e1 - p, len2 = e2 - s2;                                                       \
+            p = s2 - 1; /* a match: the next search starts at its second piece */                                      \
+            buf[0] = (char)(c | 0x20);                                                                                 \
+            for (Py_ssize_t k = 1; k < len1; k++)                                                                      \
+                buf[k] = (char)d[start + k];                                                                           \
+            for (Py_ssize_t k = 0; k < len2; k++)                                                                      \
+                buf[len1 + k] = (char)d[s2 + k];                                                                       \
+            int found = lex_has(&lex_pieces, buf, len1);                                                               \
+            if (found == 0)                                                                                            \
+                found = lex_has(&lex_pieces, buf + len1, len2);                                                        \
+            if (found < 0)                                                                                             \
+                goto fail;                                                                                             \
+            if (!found)                                                                                                \
+                continue;                                                                                              \
+            PyObject *item = Py_BuildValue("nns#s#", start, e2, buf, len1, buf + len1, len2);                          \
+            if (item == NULL || PyList_Append(out, item) < 0) {                                                        \
+                Py_XDECREF(item);                                                                                      \
+                goto fail;                                                                                             \
+            }                                                                                                          \
+            Py_DECREF(item);                                                                                           \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+piece_pairs(PyObject *self, PyObject *args)
+{
+    PyObject *text, *pieces;
+    if (!PyArg_ParseTuple(args, "UO:piece_pairs", &text, &pieces))
+        return NULL;
+    if (lex_build(&lex_pieces, pieces) < 0)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    char *buf = PyMem_Malloc((size_t)n + 1);
+    PyObject *out = PyList_New(0);
+    if (buf == NULL || out == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto fail;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        PIECE_PAIRS(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        PIECE_PAIRS(Py_UCS2);
+    else
+        PIECE_PAIRS(Py_UCS4);
+    PyMem_Free(buf);
+    return out;
+fail:
+    PyMem_Free(buf);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+#define SPELLED_RUN(TYPE)                                                                                              \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                           \
+            TYPE c = d[i];                                                                                             \
+            if (c >= 'a' && c <= 'z') {                                                                                \
+                letters = after_space ? letters + 1 : 1;                                                               \
+                after_space = 0;                                                                                       \
+                if (letters >= count)                                                                                  \
+                    Py_RETURN_TRUE;                                                                                    \
+            }                                                                                                          \
+            else if (c == ' ' && !after_space && letters > 0)                                                          \
+                after_space = 1;                                                                                       \
+            else                                                                                                       \
+                letters = after_space = 0;                                                                             \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+spelled_run(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t count, letters = 0;
+    int after_space = 0;
+    if (!PyArg_ParseTuple(args, "Un:spelled_run", &text, &count))
+        return NULL;
+    if (count < 1) {
+        PyErr_SetString(PyExc_ValueError, "spelled_run: count >= 1");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        SPELLED_RUN(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        SPELLED_RUN(Py_UCS2);
+    else
+        SPELLED_RUN(Py_UCS4);
+    Py_RETURN_FALSE;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* codepages: non_ascii_runs */
+
+#define NON_ASCII_RUNS(TYPE)                                                                                           \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        Py_ssize_t i = 0;                                                                                              \
+        while (i < n) {                                                                                                \
+            while (i < n && d[i] < 0x80)                                                                               \
+                i++;                                                                                                   \
+            Py_ssize_t start = i;                                                                                      \
+            while (i < n && d[i] >= 0x80)                                                                              \
+                i++;                                                                                                   \
+            if (i - start >= min_len) {                                                                                \
+                PyObject *item = Py_BuildValue("nn", start, i);                                                        \
+                if (item == NULL || PyList_Append(out, item) < 0) {                                                    \
+                    Py_XDECREF(item);                                                                                  \
+                    Py_DECREF(out);                                                                                    \
+                    return NULL;                                                                                       \
+                }                                                                                                      \
+                Py_DECREF(item);                                                                                       \
+            }                                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+non_ascii_runs(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t min_len;
+    if (!PyArg_ParseTuple(args, "Un:non_ascii_runs", &text, &min_len))
+        return NULL;
+    if (min_len < 1) {
+        PyErr_SetString(PyExc_ValueError, "non_ascii_runs: min_len >= 1");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (PyUnicode_IS_ASCII(text))
+        return out;
+    if (kind == PyUnicode_1BYTE_KIND)
+        NON_ASCII_RUNS(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        NON_ASCII_RUNS(Py_UCS2);
+    else
+        NON_ASCII_RUNS(Py_UCS4);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"any_in", any_in, METH_VARARGS, "Whether a character of text lies in [low, high]."},
     {"non_ascii_words", non_ascii_words, METH_VARARGS, "bytelevel.non_ascii_words as a list (see the source)."},
@@ -1825,6 +2205,11 @@ static PyMethodDef methods[] = {
      "[(a, j) for a in anchors if a > length and (j := text.rfind(text[a - length:a], max(0, a - back), a - 1)) >= 0]"},
     {"last_tokens", last_tokens, METH_VARARGS, "The loop of eval.classify.degeneracy._last_tokens (see the source)."},
     {"glued_points", glued_points, METH_VARARGS, "The runs of glued._glued_candidates_python (see the source)."},
+    {"gap_counts", gap_counts, METH_VARARGS, "The gaps of splitwords.spaced_gaps (see the source)."},
+    {"split_tokens", split_tokens, METH_VARARGS, "The tokens and pieces of splitwords.split_pieces (see the source)."},
+    {"piece_pairs", piece_pairs, METH_VARARGS, "The pairs of splitwords._piece_pairs (see the source)."},
+    {"non_ascii_runs", non_ascii_runs, METH_VARARGS, "(start, end) of each run of min_len+ non-ASCII characters."},
+    {"spelled_run", spelled_run, METH_VARARGS, "Whether count lowercase ASCII letters stand one space apart."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1838,9 +2223,10 @@ PyInit__speedups(void)
     init_classes();
     init_keep();
     init_glued_class();
+    init_split_classes();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 8) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 9) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -20,11 +20,13 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.model import MAX_SPANS, Span, span_at
 
 CODE_PAGES = ("cp1252", "latin-1", "cp437", "cp850", "cp866", "cp1250", "cp1251", "koi8-r", "mac_roman")
 MIN_DECODED = 2  # different decoded multi-byte characters in a field, in one code page
-_RUN = re.compile(r"[^\x00-\x7f]{2,}")
+MIN_RUN = 2
+_RUN = re.compile(rf"[^\x00-\x7f]{{{MIN_RUN},}}")
 
 
 @cache
@@ -83,24 +85,32 @@ def _decode(run: str, table: dict[str, int]) -> str:
 def codepage_runs(text: str) -> tuple[str, list[tuple[int, int, str]]]:
     """(code page, [(start, end, decoded)]) of the first code page whose runs in `text` decode to MIN_DECODED or more
     different written multi-byte characters; ('', []) where none does."""
-    runs = [m for m in _RUN.finditer(text) if not _wordlike(m.group())]
+    runs = [(a, b, text[a:b]) for a, b in non_ascii_runs(text)]
+    runs = [(a, b, run) for a, b, run in runs if not _wordlike(run)]
     if not runs:
         return "", []
     for page, table, leads in _tables():
         found = []
         decoded_chars: set[str] = set()
-        for m in runs:
-            run = m.group()
+        for a, b, run in runs:
             if run[0] not in leads:
                 continue
             decoded = _decode(run, table)
             written = sum(_written(c) for c in decoded)
             if written and written == len(decoded):
-                found.append((m.start(), m.end(), decoded))
+                found.append((a, b, decoded))
                 decoded_chars.update(decoded)
         if len(decoded_chars) >= MIN_DECODED:
             return page, found
     return "", []
+
+
+def non_ascii_runs(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each run of MIN_RUN or more non-ASCII characters (the matches of `_RUN`, which the regex engine
+    tries at every position), in order. In one pass of C where the compiled helpers are built."""
+    if _speedups is not None:
+        return _speedups.non_ascii_runs(text, MIN_RUN)
+    return [m.span() for m in _RUN.finditer(text)]
 
 
 def codepage_spans(fieldname: str, text: str) -> list[Span]:

@@ -23,6 +23,11 @@ WIDE_LEXICON (lexicon_wide.txt) is generated, not written: `python -m eval.class
 the lowercase words of three letters or more that occur MIN_COUNT times or more in the English the interpreter and its
 packages ship (eval/classify/wordpairs.py's reference: `pydoc_data.topics`, the gettext catalogs' source messages,
 docstrings and comments of the standard library and site-packages). Words, not text.
+
+Where the compiled helpers are built, the passes over a field's characters run in C (eval/classify/_speedups.c:
+the gap counts, the distinct tokens and those that are no word, the pairs around them) and `spaced_letters` first
+looks for MIN_SPELLED lowercase letters one space apart, without which it finds nothing: the same results
+(tests/unit/classify/test_fast_paths.py; docs/trust/classifier.md, section "Speed").
 """
 
 from __future__ import annotations
@@ -34,10 +39,11 @@ from functools import cache, lru_cache
 from itertools import pairwise
 from pathlib import Path
 
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION
 from eval.classify.generated import read_words
 from eval.classify.glued import known, lexicon
-from eval.classify.spacing import _CODE
+from eval.classify.spacing import _CODE_WITHOUT, _INDENTED
 
 READS = 4096
 MIN_GAPS = 24  # fewer gaps between tokens say nothing about a share
@@ -69,14 +75,42 @@ def _prose(text: str) -> str:
     it is an offset into `text`)."""
     tail = text[-READS:]
     if "`" in tail or "://" in tail or "\n    " in tail or "\n\t" in tail or tail.startswith(("    ", "\t")):
-        tail = _CODE.sub(lambda m: " " * len(m.group()), tail)
+        tail = _blank_code(tail)
     return tail
+
+
+def _blank_code(tail: str) -> str:
+    """`spacing._CODE.sub(lambda m: " " * len(m.group()), tail)`, by the pattern without the alternatives that
+    cannot match (spacing._CODE_WITHOUT: the same matches; `\\S*://\\S*` tried at every position costs most), and
+    where only indented lines can match, by a search for their newlines (spacing._INDENTED: the same lines after the
+    first, whose line is blanked here)."""
+    marks, url = "`" in tail or "~~~" in tail, "://" in tail
+    if marks or url:
+        return _CODE_WITHOUT[marks, url].sub(_spaces, tail)
+    if "\n    " in tail or "\n\t" in tail:
+        tail = _INDENTED.sub(_newline_spaces, tail)
+    if tail.startswith(("    ", "\t")):
+        newline = tail.find("\n")
+        end = newline if newline >= 0 else len(tail)
+        tail = " " * end + tail[end:]
+    return tail
+
+
+def _spaces(m: re.Match[str]) -> str:
+    return " " * len(m.group())
+
+
+def _newline_spaces(m: re.Match[str]) -> str:
+    return "\n" + " " * (len(m.group()) - 1)
 
 
 def spaced_gaps(text: str) -> float:
     """Share of the gaps between letters that are two spaces, with the spaces between a letter and `,` `.` `:` `;`
     (0.0 under MIN_GAPS, and at once where the text holds no doubled space and no spaced mark)."""
     prose = _prose(text)
+    if _speedups is not None:  # the three counts in one pass of C (no doubled space and no spaced mark: 0.0)
+        count, doubled, spaced = _speedups.gap_counts(prose)
+        return 0.0 if count < MIN_GAPS else round((doubled + spaced) / count, 6)
     marks = prose.count(" ,") + prose.count(" .") + prose.count(" :") + prose.count(" ;")
     if not marks and "  " not in prose:
         return 0.0
@@ -95,25 +129,45 @@ def split_pieces(text: str) -> list[tuple[int, int, str]]:
     prose = _prose(text)
     # Only a pair with a piece that is no word can count: the distinct tokens that are no word, found first (most
     # fields have few), and pairs read only around them.
-    tokens = {t.lower() for t in set(_TOKEN.findall(prose))}
-    pieces = {t for t in tokens - words if len(t) >= 2 and not _word(t, words)}
-    if not pieces or len(pieces) > MAX_UNKNOWN * len(tokens):
+    distinct, pieces = _unknown_tokens(prose, words)
+    if not pieces or len(pieces) > MAX_UNKNOWN * distinct:
         return []  # no piece that is no word, or a field mostly of other words: another language, names
     out: list[tuple[int, int, str]] = []
     seen: set[str] = set()
-    at = 0
-    while (m := _PIECE.search(prose, at)) is not None:
-        at = m.start(2)  # the second piece may open the next pair
-        left, right = m.group(1).lower(), m.group(2)
-        if left not in pieces and right not in pieces:
-            continue
+    for start, end, left, right in _piece_pairs(prose, pieces):
         joined = left + right
         if len(left) < 2 or len(right) < 2 or len(joined) < MIN_JOINED or joined in seen:
             continue
         if known(joined, words) and not (_word(left, words) and _word(right, words)):
             seen.add(joined)
-            out.append((m.start(), m.end(), joined))
+            out.append((start, end, joined))
     return out
+
+
+def _piece_pairs(prose: str, pieces: set[str]) -> list[tuple[int, int, str, str]]:
+    """(start, end, first piece lowercased, second piece) of each pair `_PIECE` finds in `prose` with a piece of
+    `pieces`, in order; the second piece of a pair may open the next. In one pass of C where the compiled helpers
+    are built."""
+    if _speedups is not None:
+        return _speedups.piece_pairs(prose, frozenset(pieces))
+    out = []
+    at = 0
+    while (m := _PIECE.search(prose, at)) is not None:
+        at = m.start(2)  # the second piece may open the next pair
+        left, right = m.group(1).lower(), m.group(2)
+        if left in pieces or right in pieces:
+            out.append((m.start(), m.end(), left, right))
+    return out
+
+
+def _unknown_tokens(prose: str, words: frozenset[str]) -> tuple[int, set[str]]:
+    """(the number of distinct lowercased tokens of `prose`, those of two letters or more that are no word). In one
+    pass of C where the compiled helpers are built."""
+    if _speedups is not None:
+        distinct, unknown = _speedups.split_tokens(prose, words, lexicon())
+        return distinct, set(unknown)
+    tokens = {t.lower() for t in set(_TOKEN.findall(prose))}
+    return len(tokens), {t for t in tokens - words if len(t) >= 2 and not _word(t, words)}
 
 
 def _word(piece: str, words: frozenset[str]) -> bool:
@@ -127,6 +181,11 @@ def spaced_letters(text: str) -> list[tuple[int, int, str]]:
         return []
     out = []
     tail = text[-READS:]
+    # A run found spells a word of MIN_SPELLED letters or more in lowercase letters: MIN_SPELLED lowercase letters
+    # one space apart, which the tail holds before its code is blanked (blanking makes runs of 2+ spaces, never the
+    # single space between two letters). Most fields have none: one pass of C where the compiled helpers are built.
+    if _speedups is not None and not _speedups.spelled_run(tail, MIN_SPELLED):
+        return []
     if "`" in tail or "://" in tail or "~~~" in tail:
         tail = _FENCES.sub(lambda m: " " * len(m.group()), tail)  # indented lines are read: data is indented too
     for m in _LETTER_RUN.finditer(tail):

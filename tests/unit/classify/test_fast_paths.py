@@ -13,12 +13,14 @@ import pytest
 
 import eval.classify.bytelevel as bytelevel_module
 import eval.classify.charsets as charsets_module
+import eval.classify.codepages as codepages_module
 import eval.classify.degeneracy as degeneracy_module
 import eval.classify.glued as glued_module
 import eval.classify.identifiers as identifiers_module
 import eval.classify.neardup as neardup_module
 import eval.classify.repetition as repetition_module
 import eval.classify.spacing as spacing_module
+import eval.classify.splitwords as splitwords_module
 import eval.classify.textual as textual_module
 from eval.classify.bytelevel import _NON_ASCII_WORD, SUSPECT, SUSPECT_RANGE, non_ascii_words
 from eval.classify.charsets import may_hold
@@ -94,6 +96,21 @@ from eval.classify.repetition import (
 from eval.classify.salad import _NON_LATIN_ALPHABETIC, _NON_LATIN_RANGE
 from eval.classify.spacing import _CODE, LONG_CHUNK, _chunks_of, _long_chunks, strip_code
 from eval.classify.special import _FAST, _may_hold_token
+from eval.classify.splitwords import (
+    _GAP,
+    _PIECE,
+    _SPACED_MARK,
+    _TOKEN,
+    MIN_SPELLED,
+    spaced_gaps,
+    spaced_letters,
+    split_pieces,
+    wide_lexicon,
+)
+from eval.classify.splitwords import READS as SPLIT_READS
+from eval.classify.splitwords import _blank_code as _split_blank
+from eval.classify.splitwords import _prose as _split_prose
+from eval.classify.splitwords import _word as _split_word
 from eval.classify.textual import _SURROGATE, _has_surrogate
 
 REFERENCE = "\n".join(topics[k] for k in sorted(topics))
@@ -485,12 +502,14 @@ def test_the_lead_byte_prefilter_never_hides_a_character_of_its_block() -> None:
 _SPEEDUP_MODULES = (
     bytelevel_module,
     charsets_module,
+    codepages_module,
     degeneracy_module,
     glued_module,
     repetition_module,
     identifiers_module,
     neardup_module,
     spacing_module,
+    splitwords_module,
     textual_module,
 )
 _ALPHABET = [
@@ -970,3 +989,115 @@ def test_compiled_glued_points_are_the_python_candidates() -> None:
         compiled.glued_points("thatshould", set(words), FUNCTION_WORDS, COMPOUND_HEADS, COMPOUND_TAILS, 5, 64)
     with pytest.raises(ValueError):
         compiled.glued_points("thatshould", words, FUNCTION_WORDS, COMPOUND_HEADS, COMPOUND_TAILS, 5, 65)
+
+
+def _split_texts(seed: int, count: int) -> list[str]:
+    """Words of the wide lexicon split at random (`gener ative`), spelled letter by letter (`a r m o r`, capitals,
+    consecutive letters), with doubled spaces, spaced marks, code marks, URLs, indented lines, digits, `_` and other
+    alphabets (letters of the regex class that are not ASCII: `é`, `ª`, `²`, `½`) among them."""
+    rng = random.Random(seed)
+    words = sorted(w for w in wide_lexicon() if len(w) < 12)
+    marks = [" ", " ", "  ", " , ", " . ", " :", " ;\n", "\n", "\n    ", "\t", "`", "```\n", "://", "é", "_", "1"]
+    marks += ["ª", "²", "½", "İ", "\u3000", "\u00a0", "\x1c", "\U0001f600", "’", "'", "-", "."]
+    out = []
+    for _ in range(count):
+        pieces = []
+        for _ in range(rng.randint(0, 80)):
+            kind = rng.random()
+            word = rng.choice(words)
+            if kind < 0.35:
+                pieces.append(word + " ")
+            elif kind < 0.5:
+                cut = rng.randint(1, len(word) - 1)
+                pieces.append(word[:cut] + rng.choice((" ", " ", "  ")) + word[cut:] + " ")
+            elif kind < 0.55:
+                pieces.append(" ".join(rng.choice((word, word, word.capitalize(), "abcdef"))) + " ")
+            elif kind < 0.6:
+                pieces.append(word.capitalize() + rng.choice(("", "X", "s")) + " ")
+            elif kind < 0.62:
+                pieces.append("q" * rng.randint(60, 120) + " ")  # longer than the words the C tables keep
+            else:
+                pieces.append(rng.choice(marks))
+        out.append("".join(pieces))
+    return out
+
+
+def _piece_pairs_plain(prose: str, pieces: set[str]) -> list[tuple[int, int, str, str]]:
+    """splitwords._piece_pairs as the pure-Python loop: every match of `_PIECE`, the next search at its second piece."""
+    out = []
+    at = 0
+    while (m := _PIECE.search(prose, at)) is not None:
+        at = m.start(2)
+        if m.group(1).lower() in pieces or m.group(2) in pieces:
+            out.append((m.start(), m.end(), m.group(1).lower(), m.group(2)))
+    return out
+
+
+def test_compiled_split_statistics_are_the_python_statistics(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    words = wide_lexicon()
+    texts = _split_texts(96, 600) + _random_texts(97, 300) + _texts()[::5]
+    texts += ["gener ative " * 2000, "a r m o r " * 500 + "é", "x" + "  y" * 3000, "é" * 5000 + " a  b " * 20]
+    found = {"spaced_gaps": 0, "split_pieces": 0, "spaced_letters": 0}
+    for text in texts:
+        prose = _split_prose(text)
+        gaps = _GAP.findall(prose)
+        assert compiled.gap_counts(prose) == (len(gaps), gaps.count("  "), len(_SPACED_MARK.findall(prose)))
+        tokens = {t.lower() for t in _TOKEN.findall(prose)}
+        distinct, unknown = compiled.split_tokens(prose, words, lexicon())
+        assert distinct == len(tokens)
+        assert len(unknown) == len(set(unknown))
+        assert set(unknown) == {t for t in tokens if len(t) >= 2 and not _split_word(t, words)}, text[:80]
+        fast = [spaced_gaps(text), split_pieces(text), spaced_letters(text)]
+        monkeypatch.setattr(splitwords_module, "_speedups", None)
+        assert [spaced_gaps(text), split_pieces(text), spaced_letters(text)] == fast, text[:80]
+        monkeypatch.setattr(splitwords_module, "_speedups", compiled)
+        # the prefilter of spaced_letters: a run found spells MIN_SPELLED lowercase letters one space apart
+        tail = text[-SPLIT_READS:]
+        assert compiled.spelled_run(tail, MIN_SPELLED) == bool(re.search(r"[a-z]( [a-z]){4}", tail))
+        assert _split_blank(tail) == _CODE.sub(lambda m: " " * len(m.group()), tail)
+        pieces = set(unknown) | {t for t in tokens if len(t) % 5 == 0}
+        assert compiled.piece_pairs(prose, frozenset(pieces)) == _piece_pairs_plain(prose, pieces), text[:80]
+        for name, value in zip(found, fast, strict=True):
+            found[name] += bool(value)
+    assert all(50 < n < len(texts) - 50 for n in found.values()), found
+    long_word = "q" * 100
+    assert compiled.split_tokens(f"{long_word} {long_word}s x", frozenset({long_word}), frozenset()) == (3, [])
+    assert compiled.split_tokens("Gener ative", frozenset({"generative"}), frozenset()) == (2, ["gener", "ative"])
+    with pytest.raises(TypeError):
+        compiled.split_tokens("gener ative", set(words), lexicon())
+    assert compiled.piece_pairs("Gener  ative-x gener ative summar ization", frozenset({"gener", "summar"})) == [
+        (15, 26, "gener", "ative"),
+        (21, 33, "ative", "summar"),
+        (27, 41, "summar", "ization"),
+    ]
+    with pytest.raises(ValueError):
+        compiled.spelled_run("a b c d e", 0)
+    text = "the Gener ative model is a kind of model that we use for the summar  ization of a long text and it works"
+    assert split_pieces(text) == [(4, 15, "generative"), (61, 76, "summarization")]
+    monkeypatch.setattr(splitwords_module, "_speedups", None)
+    assert split_pieces(text) == [(4, 15, "generative"), (61, 76, "summarization")]
+
+
+def test_compiled_non_ascii_runs_are_the_regex_runs(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    rng = random.Random(98)
+    mojibake = ["┬┐C├│mo est├ís?", "Ø³Ù„Ø§Ù…", "РїСЂРёРІРµС‚", "Ð¿Ñ€Ð¸Ð²ÐµÑ‚", "Thatâ€™s", "ход", "├──", "é", "\ud800"]
+    texts = _code_point_texts(99, 1000) + _random_texts(100, 1000) + ["é" * 50000, "a" * 50000, ""]
+    texts += [
+        " ".join(rng.choice([*mojibake, "a", "b c", "\U0001f600"]) for _ in range(rng.randint(0, 30)))
+        for _ in range(3000)
+    ]
+    found = 0
+    for text in texts:
+        plain = [m.span() for m in codepages_module._RUN.finditer(text)]
+        assert compiled.non_ascii_runs(text, codepages_module.MIN_RUN) == plain, text[:80]
+        fast = codepages_module.codepage_runs(text)
+        monkeypatch.setattr(codepages_module, "_speedups", None)
+        assert codepages_module.codepage_runs(text) == fast
+        monkeypatch.setattr(codepages_module, "_speedups", compiled)
+        found += bool(fast[0])
+    assert 300 < found < len(texts) - 300
+    assert compiled.non_ascii_runs("aé b éé", 1) == [(1, 2), (5, 7)]
+    with pytest.raises(ValueError):
+        compiled.non_ascii_runs("éé", 0)

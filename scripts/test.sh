@@ -8,9 +8,9 @@
 #           canary, bug zoo, stacks, P/D, reliability, CPU patches. Its output is printed when both lanes are done
 #           (and kept in $SPECQUAL_TEST_LOG, default a temporary file named on the first line).
 #
-# On the 2-core CI machine the real-vLLM tier is mostly vLLM starting up and waiting on its servers, the other tiers
-# mostly one Python process: one after the other took about 60 minutes (2026-12-07), beside each other about 35
-# (docs/develop/testing.md, "CI"). Arguments go to both processes (`-x`, `-k EXPR`, paths); with `-m` given, or
+# On the 2-core CI machine one after the other took about 60 minutes (2026-12-07); beside each other the two lanes
+# did 84 minutes of (loaded) test time in 45 minutes of one rehearsal (docs/develop/testing.md, "CI": measured on a
+# loaded machine, not yet on a quiet one). Arguments go to both processes (`-x`, `-k EXPR`, paths); with `-m` given, or
 # SPECQUAL_TEST_LANES=1, one process runs everything in order instead.
 # Exit status: 0 when both lanes passed (a lane that selected no test counts as passed), else the first failure's.
 set -uo pipefail

@@ -7,7 +7,14 @@ from rich.table import Table
 
 from eval.canary.compare import CohortSummary
 
-STYLE = {"clean": "green", "reference": "cyan", "corrupted": "bold red", "failed": "yellow", "no-data": "dim"}
+STYLE = {
+    "clean": "green",
+    "reference": "cyan",
+    "corrupted": "bold red",
+    "failed": "yellow",
+    "no-data": "dim",
+    "inconclusive": "magenta",
+}
 SHORT = {
     "prefix_hit": "hit",
     "prefix_hit_concurrent": "hit+conc",
@@ -41,7 +48,7 @@ def print_table(summaries: dict[str, CohortSummary], labels: dict[str, str], con
     for col in cols:
         table.add_column(col)
     for name, s in summaries.items():
-        verdict = f"[{STYLE.get(s.verdict, '')}]{s.verdict.upper()}[/]"
+        verdict = f"[{STYLE.get(s.verdict, 'default')}]{s.verdict.upper()}[/]"
         against = "(reference)" if s.is_reference else ", ".join(s.reference_cohorts) or "-"
         accepted = "-" if s.acceptance is None else f"{s.acceptance:.2f}"
         table.add_row(name, labels.get(name, ""), against, mode_cell(s), histogram_cell(s), accepted, verdict)

@@ -205,6 +205,7 @@ class FaultMixin:
         meta = self._fault_meta
         if meta is None:
             return
+        self._fault_meta = None  # once per step (start_load_kv may run before or after the forward pass)
         layers = getattr(forward_context, "no_compile_layers", None) or {}
         if layers:
             self._fault_layers = layers
@@ -215,7 +216,6 @@ class FaultMixin:
             self._fault_corrupt(bad, meta.seed)
             if rid not in meta.async_loads:
                 self._fault_errors.update(bad)
-        self._fault_meta = None  # once per step (start_load_kv may run before or after the forward pass)
 
     def get_finished(self, finished_req_ids: set[str]) -> tuple[set[str] | None, set[str] | None]:
         sending, recving = super().get_finished(finished_req_ids)  # type: ignore[misc]
@@ -271,7 +271,7 @@ class _ExampleFaults(FaultMixin):
         saved = self._connector_metadata  # type: ignore[has-type]
         self._connector_metadata = meta
         try:
-            super().start_load_kv(_StepContext(self._fault_layers))
+            super(FaultMixin, self).start_load_kv(_StepContext(self._fault_layers))  # type: ignore[misc]
         finally:
             self._connector_metadata = saved
 

@@ -125,6 +125,7 @@ class FaultMixin:
         cfg = self._kv_transfer_config  # type: ignore[attr-defined]
         self._fault = settings(cfg.kv_connector_extra_config)
         self._fault_local: dict[str, int] = {}  # req_id -> locally cached tokens (scheduler)
+        self._fault_tried: set[str] = set()  # requests whose first load had its faults drawn (scheduler)
         self._fault_async: set[str] = set()  # made asynchronous, blocks not allocated yet (scheduler)
         self._fault_pending_async: dict[str, tuple[list[int], list[int], int]] = {}  # to send (scheduler)
         self._fault_pending_invalid: dict[str, list[int]] = {}  # to send (scheduler)
@@ -142,7 +143,8 @@ class FaultMixin:
         rid = request.request_id
         self._fault_local[rid] = num_computed_tokens
         tokens = list(request.prompt_token_ids or [])
-        if n and n > 0 and not is_async and self._fault_supports_async() and make_async(self._fault, tokens):
+        fresh = rid not in self._fault_tried  # a retry after an injected fault loads cleanly (else: a livelock)
+        if n and n > 0 and fresh and not is_async and self._fault_supports_async() and make_async(self._fault, tokens):
             self._fault_async.add(rid)
             return n, True
         return n, is_async
@@ -152,7 +154,8 @@ class FaultMixin:
         tokens = list(request.prompt_token_ids or [])
         made_async = rid in self._fault_async and num_external_tokens > 0
         self._fault_async.discard(rid)
-        if num_external_tokens > 0:
+        if num_external_tokens > 0 and rid not in self._fault_tried:
+            self._fault_tried.add(rid)
             block_ids = list(blocks.get_block_ids()[0])
             bs = self._vllm_config.cache_config.block_size  # type: ignore[attr-defined]
             loaded = external_blocks(block_ids, self._fault_local.get(rid, 0), num_external_tokens, bs)
@@ -180,6 +183,7 @@ class FaultMixin:
 
     def request_finished(self, request: Any, block_ids: Any) -> Any:
         self._fault_local.pop(request.request_id, None)
+        self._fault_tried.discard(request.request_id)
         self._fault_async.discard(request.request_id)
         return super().request_finished(request, block_ids)  # type: ignore[misc]
 

@@ -35,7 +35,7 @@ def builds() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def results(builds: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every check's result per build: one process per build runs all the checks (kernel_checks.py)."""
-    return {name: run_checks(build) for name, build in builds.items() if name in ("fixed", "release")}
+    return {name: run_checks(build) for name, build in builds.items()}
 
 
 def run_checks(build: Any) -> dict[str, dict[str, Any]]:

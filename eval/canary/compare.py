@@ -141,7 +141,7 @@ def summarize(cohort: str, records: list[ProbeRecord], is_reference: bool, expec
         m.probes += 1
         m.compared += r.diverged is not None
         m.diverged += bool(r.diverged)
-        m.infra_errors += r.infra_error is not None
+        m.infra_errors += r.infra_error is not None and not expected_error(r)
         m.corrupted += r.diverged is not None and judged_corrupted(r)
         m.near_ties += (r.judgement or {}).get("verdict") == "near_tie"
         if r.first_divergence is not None:
@@ -155,6 +155,7 @@ def summarize(cohort: str, records: list[ProbeRecord], is_reference: bool, expec
         near_ties=sum(m.near_ties for m in by_mode.values()),
     )
     verdict, reason = _verdict(total, is_reference, expected)
+    expected_errors = sum(1 for r in records if r.infra_error is not None and expected_error(r))
     return CohortSummary(
         cohort=cohort,
         reference_cohorts=sorted(
@@ -173,7 +174,19 @@ def summarize(cohort: str, records: list[ProbeRecord], is_reference: bool, expec
         reason=reason,
         corrupted=total.corrupted,
         near_ties=total.near_ties,
+        extra={"expected_errors": expected_errors} if expected_errors else {},
     )
+
+
+def expected_error(rec: ProbeRecord) -> bool:
+    """The request's error is what its server must answer, not a server failure: `kv_load_failure_policy` fail on
+    a server with injected KV load faults (the crash oracle records it as a fact). A server that is gone is still
+    a failure."""
+    if rec.infra_error is None:
+        return False
+    from eval.canary.fuzz.oracles import kv_fail_policy, server_gone
+
+    return kv_fail_policy(rec) and not server_gone(rec.infra_error)
 
 
 def _verdict(t: ModeSummary, is_reference: bool, expected: int) -> tuple[str, str]:

@@ -403,7 +403,7 @@ class CrashOracle:
             return None
         assert reference_obs is not None
         err = cohort_obs.infra_error or ""
-        if err and _server_gone(err):
+        if err and server_gone(err):
             # The connection, not the engine, failed: the server process was already gone (it died on an earlier
             # request, which is judged on its own). Infra, never a crash finding: two servers that die of the same
             # stock bug a few requests apart would otherwise FAIL the clean one (H200, vllm#50792, 2026-12-05).
@@ -441,7 +441,7 @@ _GONE = (
 )
 
 
-def _server_gone(err: str) -> bool:
+def server_gone(err: str) -> bool:
     return any(marker in err for marker in _GONE)
 
 

@@ -95,3 +95,17 @@ def test_verdicts_clean_failed_reference_no_data() -> None:
     ref = [rec("fresh-000-target", out=[1])]
     assert summarize("r", ref, True, 1).verdict == "reference"
     assert summarize("c", ref, False, 1).verdict == "no-data"
+
+
+def test_a_kv_fail_policy_error_is_expected_not_a_server_error() -> None:
+    """Under kv_load_failure_policy fail with injected KV load faults, a request's error is what must happen (the
+    crash oracle's fact): not an infra error; a server that is gone still is one, and so is any error elsewhere."""
+    fail = {"kv_faults": {"policy": "fail"}}
+    err = "HTTP 500: KV load failed"
+    ok = [_compared("fuzz-000-target", None), rec("fuzz-001-target", err=err, extra=fail)]
+    s = summarize("c", ok, False, 0)
+    assert (s.infra_errors, s.verdict, s.extra) == (0, "clean", {"expected_errors": 1})
+    gone = rec("fuzz-001-target", err="ConnectError: All connection attempts failed", extra=fail)
+    assert summarize("c", [ok[0], gone], False, 0).infra_errors == 1
+    recompute = rec("fuzz-001-target", err=err, extra={"kv_faults": {"policy": "recompute"}})
+    assert summarize("c", [ok[0], recompute], False, 0).verdict == "failed"

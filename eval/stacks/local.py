@@ -122,10 +122,12 @@ class LocalStack(StartStop):
             mapping[f"url.{cmd.key}"] = f"http://{self.host}:{port}"
         return mapping
 
-    def _vllm_env(self) -> dict[str, str]:
-        """Variables every vLLM process of this stack gets (cohort env, overlay, device)."""
+    def _vllm_env(self, cohort_env: dict[str, str] | None = None) -> dict[str, str]:
+        """Variables every vLLM process of this stack gets (cohort env, overlay, device). The overlay goes first
+        on the PYTHONPATH the process would have had: the cohort's (`cohort_env`, then `extra_env`) if it sets
+        one, else this process's."""
         env = dict(self.extra_env)
-        env.update(self.build.launch_env(dict(os.environ)))
+        env.update(self.build.launch_env({**os.environ, **(cohort_env or {}), **self.extra_env}))
         return env
 
     def _process(self, cmd: ProcessCommand, mapping: dict[str, str], shown: dict[str, str]) -> ManagedProcess:
@@ -143,7 +145,7 @@ class LocalStack(StartStop):
     def _env_for(self, cmd: ProcessCommand) -> dict[str, str]:
         if cmd.role == "router":
             return dict(cmd.env)
-        shown = {**cmd.env, **self._vllm_env()}
+        shown = {**cmd.env, **self._vllm_env(cmd.env)}
         if cmd.gpus and self.gpu_pool is not None:
             ids = self.gpu_pool.acquire(cmd.gpus)
             self._gpus += ids

@@ -43,7 +43,7 @@ def stack_job(
 
     env = {**device_env(spec), **(extra_env or {})}
     if build is not None:
-        env.update(build.launch_env(dict(os.environ)))
+        env.update(build.launch_env({**os.environ, **env}))  # a cohort's PYTHONPATH stays, after the overlay
     python = str(build.python) if build is not None and build.python else f"<python of build {cohort.factors['build']}>"
     return StackJob(
         cohort=cohort.name,

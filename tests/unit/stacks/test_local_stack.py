@@ -125,3 +125,22 @@ def test_process_ignoring_term_is_killed(tmp_path: Path) -> None:
     assert p.pid is not None
     p.stop(term_timeout_s=1)
     assert group_members(p.pid) == [] and p.exit_code() == -9
+
+
+def test_a_cohort_pythonpath_follows_the_overlay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build with patches puts its overlay first on PYTHONPATH and keeps the cohort's after it (it replaced it)."""
+    from eval.stacks.builds import BuildEnv
+    from eval.stacks.commands import ProcessCommand
+    from eval.stacks.local import LocalStack
+
+    monkeypatch.setenv("PYTHONPATH", "/from/the/caller")
+    build = BuildEnv("stock", "pip", None, None, tmp_path / "overlay", None, None, None, None)
+    stack = LocalStack("c", [], build, tmp_path)
+    cohort_cmd = ProcessCommand("server", 0, ["x"], env={"PYTHONPATH": "/cohort/a:/cohort/b", "X": "1"})
+    env = stack._env_for(cohort_cmd)
+    assert env["PYTHONPATH"] == f"{tmp_path / 'overlay'}:/cohort/a:/cohort/b"
+    assert env["X"] == "1"
+    caller = stack._env_for(ProcessCommand("server", 0, ["x"]))["PYTHONPATH"]
+    assert caller == f"{tmp_path / 'overlay'}:/from/the/caller"
+    no_overlay = LocalStack("c", [], BuildEnv("img", "docker", None, None, None, None, None, None, None), tmp_path)
+    assert no_overlay._env_for(cohort_cmd)["PYTHONPATH"] == "/cohort/a:/cohort/b"

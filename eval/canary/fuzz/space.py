@@ -276,3 +276,29 @@ def kv_faults_of(args: dict[str, Any]) -> dict[str, Any] | None:
     extra = kv.get("kv_connector_extra_config") or {}
     return {"connector": kv.get("kv_connector"), "policy": kv.get("kv_load_failure_policy", "fail"),
             "settings": extra.get("fault_injection") or {}}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SchedServerConfig:
+    """One scheduler configuration (cohorts/scheduler-cpu.yaml); `user` False marks a test-only extra. Every one
+    runs with vLLM's dev-mode endpoints on (`VLLM_SERVER_DEV_MODE=1`: the fuzzer's engine control calls)."""
+
+    name: str
+    user: bool
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+# KV blocks of the test-only pressure servers: one request up to max_model_len 2048 fits (32 blocks of 64 tokens,
+# vLLM refuses to start below that), a busy case does not, so running requests are preempted mid-speculation.
+SCHED_PRESSURE_BLOCKS = 40
+SCHED_ENV = {"VLLM_SERVER_DEV_MODE": "1"}
+SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
+    SchedServerConfig("prio", user=True, args={"scheduling_policy": "priority"}),
+    SchedServerConfig("limits", user=True, args={"max_num_seqs": 3, "long_prefill_token_threshold": 16}),
+    SchedServerConfig(
+        "press-prio",
+        user=False,
+        args={"scheduling_policy": "priority", "num_gpu_blocks_override": SCHED_PRESSURE_BLOCKS},
+    ),
+    SchedServerConfig("press", user=False, args={"num_gpu_blocks_override": SCHED_PRESSURE_BLOCKS}),
+)

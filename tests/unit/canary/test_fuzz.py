@@ -252,11 +252,11 @@ def test_fuzz_features_off_on_cpu_unless_included() -> None:
     loads."""
     from pydantic import ValidationError
 
-    from eval.spec.workloads import FUZZ_FEATURES, CanaryWorkload
+    from eval.spec.workloads import FUZZ_FEATURES, FUZZ_OPT_IN, CanaryWorkload
 
     plain = CanaryWorkload()
     assert "seeded_sampled" not in plain.fuzz_feature_set("cpu")
-    assert plain.fuzz_feature_set("cuda") == FUZZ_FEATURES
+    assert plain.fuzz_feature_set("cuda") == tuple(f for f in FUZZ_FEATURES if f not in FUZZ_OPT_IN)
     assert "seeded_sampled" in CanaryWorkload(fuzz_include=["seeded_sampled"]).fuzz_feature_set("cpu")
     chosen = CanaryWorkload(fuzz_features=["seeded_sampled", "stop"], fuzz_exclude=["stop"])
     assert chosen.fuzz_feature_set("cpu") == ("seeded_sampled",)

@@ -1,0 +1,110 @@
+"""The scheduler server configurations and the cohort file that carries them; the opt-in request draws (priority)
+and engine control calls (pause/resume, prefix-cache resets) of the generator and the executor (no vLLM here)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+import httpx
+
+from eval.canary.fuzz.case import Case, EngineControl, TimedRequest
+from eval.canary.fuzz.execute import engine_control, records_of, run_case_async
+from eval.canary.fuzz.generate import DEFAULT_FEATURES, GenContext, generate_case
+from eval.canary.fuzz.space import SCHED_ENV, SCHED_SERVER_CONFIGS, space_from_openapi
+from eval.canary.prompts import PromptBook
+from eval.spec.load import load_spec
+from eval.spec.workloads import FUZZ_OPT_IN, CanaryWorkload
+from tests.doubles.toy_lm import FIELDS, ToyServer, toy_tokenize
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _gen(features: tuple[str, ...] = DEFAULT_FEATURES) -> GenContext:
+    props = {**FIELDS, "priority": {"type": "integer"}}
+    space = space_from_openapi({"components": {"schemas": {"CompletionRequest": {"properties": props}}}})
+    book = PromptBook(toy_tokenize, 0)
+    return GenContext(book=book, space=space, block_size=16, spec_tokens=4, max_model_len=512, max_tokens=12,
+                      features=features)  # fmt: skip
+
+
+def test_cohort_file_carries_the_space_configs_users_first() -> None:
+    users = [c.user for c in SCHED_SERVER_CONFIGS]
+    assert users[0] and users == sorted(users, reverse=True) and not users[-1]
+    loaded = load_spec([str(ROOT / "cohorts/scheduler-cpu.yaml")])
+    by_name = {c.name: c for c in SCHED_SERVER_CONFIGS}
+    base, base_env = dict(loaded.spec.server.args), dict(loaded.spec.server.env)
+    seen = set()
+    for cohort in loaded.cohorts:
+        if cohort.name == "stock-off":
+            assert (cohort.server_args, cohort.env) == (base, base_env)
+            continue
+        config, spec = cohort.name.rsplit("-", 1)
+        assert spec == "self4"
+        assert cohort.server_args == {**base, **by_name[config].args}, cohort.name
+        assert cohort.env == {**base_env, **SCHED_ENV}, cohort.name
+        seen.add(config)
+    assert seen == set(by_name)
+    features = loaded.spec.workloads.canary.fuzz_feature_set("cpu")
+    assert set(FUZZ_OPT_IN) <= set(features)
+
+
+def test_opt_in_features_are_off_by_default_and_change_nothing_else() -> None:
+    assert not set(FUZZ_OPT_IN) & set(CanaryWorkload().fuzz_feature_set("cuda"))
+    assert not set(FUZZ_OPT_IN) & set(DEFAULT_FEATURES)
+    plain, opted = _gen(), _gen((*DEFAULT_FEATURES, *FUZZ_OPT_IN))
+    prioritized = controlled = 0
+    for i in range(60):
+        a, b = generate_case(plain, 0, i), generate_case(opted, 0, i)
+        assert not a.controls and len(a.requests) == len(b.requests)
+        for x, y in zip(a.requests, b.requests, strict=True):
+            assert x.prompt_token_ids == y.prompt_token_ids and (x.after, x.start_ms) == (y.after, y.start_ms)
+            assert [f for f in y.features if f != "priority"] == x.features
+            assert {k: v for k, v in y.params.items() if k != "priority"} == x.params
+            prioritized += "priority" in y.params
+        roles = {r.role for r in b.requests}
+        for c in b.controls:
+            assert c.after is None or c.after in roles
+            assert (c.hold_ms > 0) == (c.action == "pause")
+        controlled += bool(b.controls)
+    assert prioritized >= 40 and 15 <= controlled <= 45
+    # a build that does not declare `priority` never gets it
+    no_field = dataclasses.replace(opted, space=space_from_openapi({"components": {"schemas": {
+        "CompletionRequest": {"properties": FIELDS}}}}))  # fmt: skip
+    assert all("priority" not in r.params for i in range(20) for r in generate_case(no_field, 0, i).requests)
+
+
+def test_a_server_without_the_endpoints_answers_the_controls_404_and_the_requests_run() -> None:
+    params = {"max_tokens": 6, "temperature": 0.0, "logprobs": 1}
+    bg = TimedRequest(role="bg", prompt_token_ids=[5, 6], params=params, until_others_done=True)
+    r0 = TimedRequest(role="r0", prompt_token_ids=[7, 8], params=params, after="bg")
+    controls = [EngineControl(action="pause", after="bg", hold_ms=10), EngineControl(action="reset_running")]
+    case = Case(seed=0, index=0, requests=[bg, r0], controls=controls)
+    with ToyServer() as server:
+        out = asyncio.run(run_case_async(case, server.base_url, "toy"))
+    recs = records_of(case, out, "c", "")
+    assert [r.infra_error for r in recs] == [None, None]
+    assert recs[0].extra["controls"] == [
+        {"action": "pause", "status": 404, "error": "HTTP 404"},
+        {"action": "reset_running", "status": 404, "error": "HTTP 404"},
+    ]
+
+
+def test_a_pause_is_always_followed_by_a_resume() -> None:
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(f"{request.url.path}?{request.url.query.decode()}")
+        return httpx.Response(500 if request.url.path == "/pause" else 200, json={})
+
+    async def go() -> tuple[int | None, str | None]:
+        async with httpx.AsyncClient(base_url="http://x", transport=httpx.MockTransport(handler)) as http:
+            out = await engine_control(http, EngineControl(action="pause", hold_ms=1))
+            ok = await engine_control(http, EngineControl(action="reset_running"))
+            assert (ok.status, ok.error) == (200, None)
+            return out.status, out.error
+
+    assert asyncio.run(go()) == (500, "HTTP 500")
+    reset = "/reset_prefix_cache?reset_running_requests=true"
+    assert calls == ["/pause?mode=keep&clear_cache=false", "/resume?", reset]

@@ -228,24 +228,38 @@ def masked_at(rec: ProbeRecord, i: int, banned: Sequence[Sequence[int]] | None =
     stop ids before `min_tokens`, the last token of a banned word whose start precedes i (`banned`: the word's
     token sequences; default the record's own), and anything outside `allowed_token_ids`."""
     p = rec.params or {}
-    out = rec.output_token_ids or []
     tops = rec.output_top_logprobs or []
     top = tops[i] if i < len(tops) else {}
-    masked: set[int] = set()
-    if i < int(p.get("min_tokens") or 0):
-        masked |= set(p.get("stop_token_ids") or ())
-    for seq in (rec.extra.get("banned_sequences") or []) if banned is None else banned:
-        if seq and i >= len(seq) - 1 and out[i - len(seq) + 1 : i] == list(seq[:-1]):
-            masked.add(seq[-1])
+    masked = _processor_masked_at(rec, i, banned)
     allowed = set(p.get("allowed_token_ids") or ())
     if allowed:
         masked |= {int(k) for k in top if k.isdigit() and int(k) not in allowed}
     return masked
 
 
+def _processor_masked_at(rec: ProbeRecord, i: int, banned: Sequence[Sequence[int]] | None = None) -> set[int]:
+    """The ids the request's own processors mask at output position i: stop ids before `min_tokens`, the last
+    token of a banned word whose start precedes i."""
+    p = rec.params or {}
+    out = rec.output_token_ids or []
+    masked: set[int] = set()
+    if i < int(p.get("min_tokens") or 0):
+        masked |= set(p.get("stop_token_ids") or ())
+    for seq in (rec.extra.get("banned_sequences") or []) if banned is None else banned:
+        if seq and i >= len(seq) - 1 and out[i - len(seq) + 1 : i] == list(seq[:-1]):
+            masked.add(seq[-1])
+    return masked
+
+
 def unsatisfiable_at(rec: ProbeRecord, i: int, banned: Sequence[Sequence[int]] | None = None) -> bool:
     """True when the record proves that at output position i the request's constraints (a grammar, through the
-    masked entries of the logprobs, and the processors of `masked_at`) left no token to draw (`_only_masked_left`)."""
+    masked entries of the logprobs, and the processors of `masked_at`) left no token to draw (`_only_masked_left`),
+    or its parameters alone do: every one of its `allowed_token_ids` is masked there by its own processors (all
+    of them stop ids before `min_tokens`: the scheduler run of 2026-12-08, fuzz-015-r0; the logprobs are raw, so
+    they show no mask)."""
+    allowed = set((rec.params or {}).get("allowed_token_ids") or ())
+    if allowed and allowed <= _processor_masked_at(rec, i, banned):
+        return True
     tops = rec.output_top_logprobs or []
     return i < len(tops) and _only_masked_left(tops[i], masked_at(rec, i, banned))
 

@@ -360,3 +360,27 @@ def test_the_support_oracle_leaves_a_forced_reasoning_end_alone() -> None:
     assert failed is not None and failed.verdict == "fail"
     for budget in (0, 1):
         assert SupportOracle().judge(None, rec({"thinking_token_budget": budget}), None) is None
+
+
+def test_allowed_ids_that_are_all_stop_ids_before_min_tokens_leave_nothing_to_draw() -> None:
+    """The scheduler run of 2026-12-08 (fuzz-015-r0): allowed_token_ids [433, 448], both stop ids, min_tokens 27:
+    the parameters mask every allowed token before position 27, and vLLM then returns token 0 (raw logprobs show
+    no mask). Not a failure of the support oracle there; the first allowed token after min_tokens is judged."""
+    from eval.canary.fuzz.oracles import SupportOracle
+    from eval.canary.records import ProbeRecord
+
+    def rec(out: list[int], min_tokens: int) -> ProbeRecord:
+        return ProbeRecord(
+            probe_id="fuzz-015-r0", cohort="c", mode="fuzz", index=15, role="r0", output_token_ids=out,
+            output_text="", finish_reason="stop",
+            params={"max_tokens": 32, "allowed_token_ids": [433, 448], "stop_token_ids": [448, 433, 7],
+                    "min_tokens": min_tokens},
+            output_top_logprobs=[{"0": -6.2, "237": -0.5}] * len(out),
+        )  # fmt: skip
+
+    ok = SupportOracle().judge(None, rec([0, 0, 0, 448], 3), None)
+    assert ok is not None and ok.verdict == "pass"
+    failed = SupportOracle().judge(None, rec([0, 0, 0, 0], 3), None)  # position 3: 433 and 448 allowed again
+    assert failed is not None and failed.verdict == "fail" and failed.position == 3
+    failed = SupportOracle().judge(None, rec([0, 448], 0), None)
+    assert failed is not None and failed.verdict == "fail" and failed.position == 0

@@ -77,8 +77,10 @@ class EngineControl(_Model):
     endpoints, `VLLM_SERVER_DEV_MODE=1`): none of them may change a request's output. A server without them
     answers 404 and runs the case as if the call had not been made."""
 
-    action: Literal["pause", "reset_prefix_cache", "reset_running"] = Field(
-        description="pause: /pause?mode=keep (requests frozen in place), /resume after hold_ms; reset_prefix_cache: "
+    action: Literal["pause", "pause_wait", "pause_abort", "reset_prefix_cache", "reset_running"] = Field(
+        description="pause: /pause?mode=keep (requests frozen in place), /resume after hold_ms; pause_wait: "
+        "mode=wait (new requests held until the running ones finish); pause_abort: mode=abort (vLLM's default: "
+        "running requests end with finish_reason abort and are compared on what they got); reset_prefix_cache: "
         "/reset_prefix_cache; reset_running: the same with reset_running_requests=true (running requests preempted)"
     )
     after: str | None = Field(None, description="made once this request (role) has streamed its first token")

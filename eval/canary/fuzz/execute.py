@@ -251,8 +251,9 @@ async def engine_control(http: httpx.AsyncClient, c: EngineControl) -> Outcome:
     """Make one engine control call; its outcome: `status` (the last HTTP status) and `error` (what failed)."""
     out = Outcome(started_at=time.monotonic())
     try:
-        if c.action == "pause":
-            resp = await http.post("/pause", params={"mode": "keep", "clear_cache": "false"})
+        if c.action.startswith("pause"):
+            mode = {"pause": "keep", "pause_wait": "wait", "pause_abort": "abort"}[c.action]
+            resp = await http.post("/pause", params={"mode": mode, "clear_cache": "false"})
             try:
                 await asyncio.sleep(c.hold_ms / 1000)
             finally:  # a paused engine would hold every later request: resume whatever /pause answered
@@ -306,7 +307,7 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
                 endpoint=req.endpoint,
                 http_status=out.status,
                 refused=out.refused,
-                aborted=out.aborted,
+                aborted=out.aborted or (ch.finish_reason == "abort" and _paused_by_abort(case, outcomes)),
                 chunk_tokens=ch.chunks,
                 stop_reason=ch.stop_reason,
                 tool_calls=ch.tool_calls or None,
@@ -326,6 +327,14 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
                 rec.extra["prompt_logprobs"] = out.prompt_logprobs
             recs.append(rec)
     return recs
+
+
+def _paused_by_abort(case: Case, outcomes: dict[str, Outcome]) -> bool:
+    """A `pause_abort` call of the case succeeded: the server aborted what was running (compared on its prefix)."""
+    return any(
+        c.action == "pause_abort" and (out := outcomes.get(f"{CONTROL}{i}")) is not None and out.error is None
+        for i, c in enumerate(case.controls)
+    )
 
 
 def controls_of(case: Case, outcomes: dict[str, Outcome]) -> list[dict[str, Any]]:

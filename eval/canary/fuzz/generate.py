@@ -150,6 +150,7 @@ def _priorities(requests: list[TimedRequest], rng: random.Random) -> None:
 
 
 CONTROL_SHARE = 0.5
+CONTROL_ACTIONS = ("pause", "pause_wait", "pause_abort", "reset_prefix_cache", "reset_running", "reset_running")
 
 
 def _controls(requests: list[TimedRequest], rng: random.Random) -> list[EngineControl]:
@@ -158,11 +159,15 @@ def _controls(requests: list[TimedRequest], rng: random.Random) -> list[EngineCo
     if rng.random() >= CONTROL_SHARE:
         return []
     streaming = [r.role for r in requests if r.role != "w" and r.stream]
+    # mode=wait returns once the running requests finish: not beside a request that runs until the others are done
+    waits = not any(r.until_others_done for r in requests)
     out = []
     for _ in range(rng.choice((1, 1, 2))):
-        action = rng.choice(("pause", "pause", "reset_prefix_cache", "reset_running", "reset_running"))
+        action = rng.choice(CONTROL_ACTIONS)
+        if action == "pause_wait" and not waits:
+            action = "pause"
         after = rng.choice(streaming) if streaming and rng.random() < 0.8 else None
-        hold = rng.randint(20, 400) if action == "pause" else 0
+        hold = rng.randint(20, 400) if action.startswith("pause") else 0
         out.append(EngineControl(action=action, after=after, start_ms=rng.randint(0, 150), hold_ms=hold))
     return out
 

@@ -296,6 +296,21 @@ SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
     SchedServerConfig("prio", user=True, args={"scheduling_policy": "priority"}),
     SchedServerConfig("limits", user=True, args={"max_num_seqs": 3, "long_prefill_token_threshold": 16}),
     SchedServerConfig(
+        "obs",  # what a server behind dashboards and a KV-aware router turns on
+        user=True,
+        args={
+            "kv_cache_metrics": True,
+            "enable_logging_iteration_details": True,
+            "per_request_spec_decode_metrics": "detailed",
+            "kv_events_config": {
+                "enable_kv_cache_events": True,
+                "publisher": "zmq",
+                "endpoint": "tcp://127.0.0.1:5557",
+            },
+        },
+    ),
+    SchedServerConfig("nostats", user=True, args={"disable_log_stats": True}),
+    SchedServerConfig(
         "press-prio",
         user=False,
         args={"scheduling_policy": "priority", "num_gpu_blocks_override": SCHED_PRESSURE_BLOCKS},

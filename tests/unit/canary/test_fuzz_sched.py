@@ -66,7 +66,8 @@ def test_opt_in_features_are_off_by_default_and_change_nothing_else() -> None:
         roles = {r.role for r in b.requests}
         for c in b.controls:
             assert c.after is None or c.after in roles
-            assert (c.hold_ms > 0) == (c.action == "pause")
+            assert (c.hold_ms > 0) == c.action.startswith("pause")
+            assert c.action != "pause_wait" or not any(r.until_others_done for r in b.requests)
         controlled += bool(b.controls)
     assert prioritized >= 40 and 15 <= controlled <= 45
     # a build that does not declare `priority` never gets it
@@ -108,3 +109,18 @@ def test_a_pause_is_always_followed_by_a_resume() -> None:
     assert asyncio.run(go()) == (500, "HTTP 500")
     reset = "/reset_prefix_cache?reset_running_requests=true"
     assert calls == ["/pause?mode=keep&clear_cache=false", "/resume?", reset]
+
+
+def test_a_request_the_server_aborted_on_pause_is_compared_on_its_prefix() -> None:
+    """/pause?mode=abort ends the running requests with finish_reason abort: their records are marked aborted (the
+    oracles compare what they got) when the call succeeded, and only then."""
+    from eval.canary.fuzz.execute import CONTROL, Choice, Outcome
+
+    params = {"max_tokens": 6, "temperature": 0.0, "logprobs": 1}
+    case = Case(seed=0, index=0, requests=[TimedRequest(role="r0", prompt_token_ids=[7], params=params)],
+                controls=[EngineControl(action="pause_abort", hold_ms=10)])  # fmt: skip
+    for status, error, aborted in ((200, None, True), (404, "HTTP 404", False)):
+        outcomes = {"r0": Outcome(choices=[Choice(ids=[1], finish_reason="abort")]),
+                    f"{CONTROL}0": Outcome(status=status, error=error)}  # fmt: skip
+        rec = records_of(case, outcomes, "c", "")[0]
+        assert rec.extra["aborted"] is aborted

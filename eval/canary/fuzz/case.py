@@ -72,16 +72,20 @@ class TimedRequest(_Model):
         return float(self.params.get("temperature") or 0.0) > 0.0
 
 
+ControlAction = Literal["pause", "pause_wait", "pause_abort", "reset_prefix_cache", "reset_running", "reset_external"]
+
+
 class EngineControl(_Model):
     """An engine control call made during a case, as RL frameworks make between weight updates (vLLM's dev-mode
     endpoints, `VLLM_SERVER_DEV_MODE=1`): none of them may change a request's output. A server without them
     answers 404 and runs the case as if the call had not been made."""
 
-    action: Literal["pause", "pause_wait", "pause_abort", "reset_prefix_cache", "reset_running"] = Field(
+    action: ControlAction = Field(
         description="pause: /pause?mode=keep (requests frozen in place), /resume after hold_ms; pause_wait: "
         "mode=wait (new requests held until the running ones finish); pause_abort: mode=abort (vLLM's default: "
         "running requests end with finish_reason abort and are compared on what they got); reset_prefix_cache: "
-        "/reset_prefix_cache; reset_running: the same with reset_running_requests=true (running requests preempted)"
+        "/reset_prefix_cache; reset_running: the same with reset_running_requests=true (running requests preempted); "
+        "reset_external: with reset_external=true (a KV connector's cache too)"
     )
     after: str | None = Field(None, description="made once this request (role) has streamed its first token")
     start_ms: int = Field(0, ge=0, description="delay (ms) after `after`'s first token, or after the case's start")

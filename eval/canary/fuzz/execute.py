@@ -260,8 +260,8 @@ async def engine_control(http: httpx.AsyncClient, c: EngineControl) -> Outcome:
                 resumed = await http.post("/resume")
             out.status = resumed.status_code if resp.is_success else resp.status_code
         else:
-            params = {"reset_running_requests": "true"} if c.action == "reset_running" else {}
-            resp = await http.post("/reset_prefix_cache", params=params)
+            params = {"reset_running": {"reset_running_requests": "true"}, "reset_external": {"reset_external": "true"}}
+            resp = await http.post("/reset_prefix_cache", params=params.get(c.action, {}))
             out.status = resp.status_code
         if out.status >= 400:
             out.error = f"HTTP {out.status}"
@@ -307,7 +307,7 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
                 endpoint=req.endpoint,
                 http_status=out.status,
                 refused=out.refused,
-                aborted=out.aborted or (ch.finish_reason == "abort" and _paused_by_abort(case, outcomes)),
+                aborted=out.aborted or (ch.finish_reason in ("abort", None) and _paused_by_abort(case, outcomes)),
                 chunk_tokens=ch.chunks,
                 stop_reason=ch.stop_reason,
                 tool_calls=ch.tool_calls or None,
@@ -330,7 +330,8 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
 
 
 def _paused_by_abort(case: Case, outcomes: dict[str, Outcome]) -> bool:
-    """A `pause_abort` call of the case succeeded: the server aborted what was running (compared on its prefix)."""
+    """A `pause_abort` call of the case succeeded: the server aborted what was running (compared on its prefix; a
+    request aborted before its first token ends its stream with no finish reason: cov-sched2-1208 fuzz-001)."""
     return any(
         c.action == "pause_abort" and (out := outcomes.get(f"{CONTROL}{i}")) is not None and out.error is None
         for i, c in enumerate(case.controls)

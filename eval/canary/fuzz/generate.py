@@ -150,7 +150,15 @@ def _priorities(requests: list[TimedRequest], rng: random.Random) -> None:
 
 
 CONTROL_SHARE = 0.5
-CONTROL_ACTIONS = ("pause", "pause_wait", "pause_abort", "reset_prefix_cache", "reset_running", "reset_running")
+CONTROL_ACTIONS = (
+    "pause",
+    "pause_wait",
+    "pause_abort",
+    "reset_prefix_cache",
+    "reset_running",
+    "reset_running",
+    "reset_external",
+)
 
 
 def _controls(requests: list[TimedRequest], rng: random.Random) -> list[EngineControl]:

@@ -292,6 +292,7 @@ class SchedServerConfig:
 # vLLM refuses to start below that), a busy case does not, so running requests are preempted mid-speculation.
 SCHED_PRESSURE_BLOCKS = 40
 SCHED_ENV = {"VLLM_SERVER_DEV_MODE": "1"}
+SCHED_KV_ROOT = KV_STORAGE_ROOT + "/sched"
 SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
     SchedServerConfig("prio", user=True, args={"scheduling_policy": "priority"}),
     SchedServerConfig("limits", user=True, args={"max_num_seqs": 3, "long_prefill_token_threshold": 16}),
@@ -310,10 +311,14 @@ SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
         },
     ),
     SchedServerConfig("nostats", user=True, args={"disable_log_stats": True}),
+    # KV connector servers (KV_SERVER_CONFIGS, their own storage under sched/): the control calls reach the
+    # connector (reset_external: /reset_prefix_cache?reset_external=true) and preempt requests that loaded KV
+    SchedServerConfig("kvnc", user=True, args=kv_server_args(KV_SERVER_CONFIGS[1], "self4", SCHED_KV_ROOT)),
     SchedServerConfig(
         "press-prio",
         user=False,
         args={"scheduling_policy": "priority", "num_gpu_blocks_override": SCHED_PRESSURE_BLOCKS},
     ),
     SchedServerConfig("press", user=False, args={"num_gpu_blocks_override": SCHED_PRESSURE_BLOCKS}),
+    SchedServerConfig("kvfault-rec", user=False, args=kv_server_args(KV_SERVER_CONFIGS[2], "self4", SCHED_KV_ROOT)),
 )

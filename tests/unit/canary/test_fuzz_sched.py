@@ -119,8 +119,10 @@ def test_a_request_the_server_aborted_on_pause_is_compared_on_its_prefix() -> No
     params = {"max_tokens": 6, "temperature": 0.0, "logprobs": 1}
     case = Case(seed=0, index=0, requests=[TimedRequest(role="r0", prompt_token_ids=[7], params=params)],
                 controls=[EngineControl(action="pause_abort", hold_ms=10)])  # fmt: skip
-    for status, error, aborted in ((200, None, True), (404, "HTTP 404", False)):
-        outcomes = {"r0": Outcome(choices=[Choice(ids=[1], finish_reason="abort")]),
+    cases = [(200, None, "abort", True), (200, None, None, True), (200, None, "length", False),
+             (404, "HTTP 404", "abort", False)]  # fmt: skip
+    for status, error, finish, aborted in cases:
+        outcomes = {"r0": Outcome(choices=[Choice(ids=[1], finish_reason=finish)]),
                     f"{CONTROL}0": Outcome(status=status, error=error)}  # fmt: skip
         rec = records_of(case, outcomes, "c", "")[0]
         assert rec.extra["aborted"] is aborted

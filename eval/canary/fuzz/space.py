@@ -311,15 +311,6 @@ SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
         },
     ),
     SchedServerConfig("nostats", user=True, args={"disable_log_stats": True}),
-    SchedServerConfig(
-        "rl",  # an RL rollout server: sampling masks returned, long prompts chunked by an adaptive threshold
-        user=True,
-        args={
-            "return_sampling_mask": True,
-            "long_prefill_token_threshold": 16,
-            "long_prefill_token_threshold_adaptive": True,
-        },
-    ),
     # KV connector servers (KV_SERVER_CONFIGS, their own storage under sched/): the control calls reach the
     # connector (reset_external: /reset_prefix_cache?reset_external=true) and preempt requests that loaded KV
     SchedServerConfig("kvnc", user=True, args=kv_server_args(KV_SERVER_CONFIGS[1], "self4", SCHED_KV_ROOT)),

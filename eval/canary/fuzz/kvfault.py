@@ -15,7 +15,11 @@ the seed and the request's prompt token ids only (the same case gets the same fa
   left as they are);
 - `invalid_rate`: some blocks a load brought in are overwritten with noise and reported through
   `get_block_ids_with_load_errors` (in the step that loaded them; for an asynchronous load, in the step that
-  reports it finished). vLLM's `kv_load_failure_policy` decides: `recompute` must give the same output as a server
+  reports it finished);
+- `failed_recv_rate` (default 0): an asynchronous load fails as a whole: its blocks are overwritten with noise
+  and the request is reported in `failed_recving` (and `finished_recving`, as vLLM's connectors do) when it
+  finishes (ExampleConnector only, asynchronous loads only; no invalid blocks are reported for it).
+vLLM's `kv_load_failure_policy` decides: `recompute` must give the same output as a server
   without faults, `fail` must end the request with an error, never with other text.
 
 The server imports it from its working directory (`python -m` puts the directory first on sys.path; specqual
@@ -34,7 +38,13 @@ from typing import Any
 PREFIX = "Faulty"
 MODULE = "eval.canary.fuzz.kvfault"
 EXTRA_KEY = "fault_injection"  # key of kv_connector_extra_config holding the settings below
-DEFAULTS: dict[str, Any] = {"seed": 0, "async_rate": 0.5, "invalid_rate": 0.5, "async_delay_steps": 2}
+DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    "async_rate": 0.5,
+    "invalid_rate": 0.5,
+    "async_delay_steps": 2,
+    "failed_recv_rate": 0.0,
+}
 _log = logging.getLogger("vllm.specqual.kvfault")
 
 
@@ -45,7 +55,7 @@ def settings(extra: dict[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"unknown {EXTRA_KEY} settings: {unknown} (known: {sorted(DEFAULTS)})")
     out = {**DEFAULTS, **given}
-    for key in ("async_rate", "invalid_rate"):
+    for key in ("async_rate", "invalid_rate", "failed_recv_rate"):
         if not 0.0 <= float(out[key]) <= 1.0:
             raise ValueError(f"{EXTRA_KEY}.{key} must be in [0, 1], got {out[key]!r}")
     if int(out["async_delay_steps"]) < 0:
@@ -61,6 +71,11 @@ def draw(seed: int, tokens: Sequence[int], what: str) -> float:
 
 def make_async(cfg: dict[str, Any], tokens: Sequence[int]) -> bool:
     return draw(cfg["seed"], tokens, "async") < float(cfg["async_rate"])
+
+
+def failed_recv(cfg: dict[str, Any], tokens: Sequence[int]) -> bool:
+    """Whether an asynchronous load fails as a whole (reported in failed_recving)."""
+    return draw(cfg["seed"], tokens, "failed-recv") < float(cfg["failed_recv_rate"])
 
 
 def async_delay(cfg: dict[str, Any], tokens: Sequence[int]) -> int:
@@ -98,6 +113,8 @@ class FaultMeta:
     async_loads: dict[str, tuple[list[int], list[int], int]] = field(default_factory=dict)
     # req_id -> block ids to overwrite and report (synchronous loads: this step; asynchronous: when finished)
     invalid: dict[str, list[int]] = field(default_factory=dict)
+    # req_id -> the blocks an asynchronous load that fails as a whole was to write (overwritten with noise)
+    failed: dict[str, list[int]] = field(default_factory=dict)
     seed: int = 0
 
 
@@ -129,11 +146,13 @@ class FaultMixin:
         self._fault_async: set[str] = set()  # made asynchronous, blocks not allocated yet (scheduler)
         self._fault_pending_async: dict[str, tuple[list[int], list[int], int]] = {}  # to send (scheduler)
         self._fault_pending_invalid: dict[str, list[int]] = {}  # to send (scheduler)
+        self._fault_pending_failed: dict[str, list[int]] = {}  # to send (scheduler)
+        self._fault_failed_recv: set[str] = set()  # to report this step (worker)
         self._fault_waiting: dict[str, list[Any]] = {}  # req_id -> [steps left, invalid blocks] (worker)
         self._fault_errors: set[int] = set()  # to report this step (worker)
         self._fault_meta: FaultMeta | None = None
         self._fault_layers: dict[str, Any] = {}
-        self._fault_counts = {"async": 0, "invalid_requests": 0, "invalid_blocks": 0}
+        self._fault_counts = {"async": 0, "invalid_requests": 0, "invalid_blocks": 0, "failed_recv": 0}
         _log.warning("specqual fault injection on %s: %s", type(self).__name__, self._fault)
 
     # ---------------------------------------------------------------- scheduler side
@@ -159,7 +178,11 @@ class FaultMixin:
             block_ids = list(blocks.get_block_ids()[0])
             bs = self._vllm_config.cache_config.block_size  # type: ignore[attr-defined]
             loaded = external_blocks(block_ids, self._fault_local.get(rid, 0), num_external_tokens, bs)
-            bad = invalid_blocks(self._fault, tokens, loaded)
+            failed = made_async and failed_recv(self._fault, tokens)
+            bad = [] if failed else invalid_blocks(self._fault, tokens, loaded)
+            if failed:
+                self._fault_pending_failed[rid] = loaded
+                self._fault_counts["failed_recv"] += 1
             if bad:
                 self._fault_pending_invalid[rid] = bad
                 self._fault_counts["invalid_requests"] += 1
@@ -167,7 +190,7 @@ class FaultMixin:
             if made_async:
                 self._fault_pending_async[rid] = (tokens, block_ids, async_delay(self._fault, tokens))
                 self._fault_counts["async"] += 1
-                _log.info("specqual kvfault: %s loads asynchronously; invalid blocks %s", rid, bad)
+                _log.info("specqual kvfault: %s loads asynchronously; invalid blocks %s; fails %s", rid, bad, failed)
                 return  # the wrapped connector never hears of it: this class loads it (worker side)
             if bad:
                 _log.info("specqual kvfault: %s loads; invalid blocks %s", rid, bad)
@@ -177,8 +200,10 @@ class FaultMixin:
         inner = super().build_connector_meta(scheduler_output)  # type: ignore[misc]
         meta = FaultMeta(inner, dict(self._fault_pending_async), dict(self._fault_pending_invalid))
         meta.seed = int(self._fault["seed"])
+        meta.failed = dict(self._fault_pending_failed)
         self._fault_pending_async.clear()
         self._fault_pending_invalid.clear()
+        self._fault_pending_failed.clear()
         return meta
 
     def request_finished(self, request: Any, block_ids: Any) -> Any:
@@ -215,7 +240,9 @@ class FaultMixin:
             self._fault_layers = layers
         for rid, (tokens, block_ids, delay) in meta.async_loads.items():
             self._fault_load(tokens, block_ids)
-            self._fault_waiting[rid] = [delay, meta.invalid.get(rid, [])]
+            self._fault_waiting[rid] = [delay, meta.invalid.get(rid, []), rid in meta.failed]
+            if meta.failed.get(rid):
+                self._fault_corrupt(meta.failed[rid], meta.seed)
         for rid, bad in meta.invalid.items():
             self._fault_corrupt(bad, meta.seed)
             if rid not in meta.async_loads:
@@ -228,10 +255,20 @@ class FaultMixin:
             if state[0] <= 0:
                 done.add(rid)
                 self._fault_errors.update(state[1])
+                if state[2]:
+                    self._fault_failed_recv.add(rid)
                 del self._fault_waiting[rid]
             else:
                 state[0] -= 1
         return sending, (done or recving)
+
+    def get_transfer_results(self, finished_req_ids: set[str]) -> Any:
+        results = super().get_transfer_results(finished_req_ids)  # type: ignore[misc]
+        if self._fault_failed_recv:
+            results.failed_recving.update(self._fault_failed_recv)
+            results.finished_recving.update(self._fault_failed_recv)
+            self._fault_failed_recv = set()
+        return results
 
     def get_block_ids_with_load_errors(self) -> set[int]:
         out = set(super().get_block_ids_with_load_errors()) | self._fault_errors  # type: ignore[misc]

@@ -238,6 +238,7 @@ class KVServerConfig:
     prefix_caching: bool = True
     policy: str | None = None  # kv_load_failure_policy; None: vLLM's default (fail)
     faults: bool = False
+    fault_settings: tuple[tuple[str, Any], ...] = ()  # over KV_FAULT_SETTINGS (kvfault.DEFAULTS names them)
 
 
 KV_SERVER_CONFIGS: tuple[KVServerConfig, ...] = (
@@ -256,7 +257,7 @@ def kv_server_args(config: KVServerConfig, speculative: str, root: str = KV_STOR
     if config.faults:
         kv["kv_connector"] = "Faulty" + config.connector
         kv["kv_connector_module_path"] = KV_FAULT_MODULE
-        extra["fault_injection"] = dict(KV_FAULT_SETTINGS)
+        extra["fault_injection"] = {**KV_FAULT_SETTINGS, **dict(config.fault_settings)}
     if config.policy is not None:
         kv["kv_load_failure_policy"] = config.policy
     kv["kv_connector_extra_config"] = extra
@@ -287,6 +288,15 @@ class SchedServerConfig:
     user: bool
     args: dict[str, Any] = field(default_factory=dict)
 
+
+# Test-only failed-receive servers of the scheduler cohort (not in kv-connector-cpu.yaml)
+KV_RECV_FAULTS: tuple[tuple[str, Any], ...] = (("async_rate", 1.0), ("failed_recv_rate", 0.5))
+KV_RECV_CONFIGS: tuple[KVServerConfig, ...] = (
+    KVServerConfig("kvrecv-rec", user=False, prefix_caching=False, policy="recompute", faults=True,
+                   fault_settings=KV_RECV_FAULTS),
+    KVServerConfig("kvrecv-fail", user=False, prefix_caching=False, policy="fail", faults=True,
+                   fault_settings=KV_RECV_FAULTS),
+)  # fmt: skip
 
 # KV blocks of the test-only pressure servers: one request up to max_model_len 2048 fits (32 blocks of 64 tokens,
 # vLLM refuses to start below that), a busy case does not, so running requests are preempted mid-speculation.
@@ -321,4 +331,12 @@ SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
     ),
     SchedServerConfig("press", user=False, args={"num_gpu_blocks_override": SCHED_PRESSURE_BLOCKS}),
     SchedServerConfig("kvfault-rec", user=False, args=kv_server_args(KV_SERVER_CONFIGS[2], "self4", SCHED_KV_ROOT)),
+    # failed receives: every load asynchronous, half of them fail as a whole (failed_recving), under both policies;
+    # the fail one runs with --disable-log-stats too (a connector reset without stats)
+    SchedServerConfig("kvrecv-rec", user=False, args=kv_server_args(KV_RECV_CONFIGS[0], "self4", SCHED_KV_ROOT)),
+    SchedServerConfig(
+        "kvrecv-fail",
+        user=False,
+        args={**kv_server_args(KV_RECV_CONFIGS[1], "self4", SCHED_KV_ROOT), "disable_log_stats": True},
+    ),
 )

@@ -44,6 +44,51 @@ def test_async_decisions_follow_the_rate_and_the_delay_bound() -> None:
     assert all(kvfault.make_async({**cfg, "async_rate": 1.0}, p) for p in PROMPTS)
 
 
+def test_failed_receives_follow_their_rate_off_by_default() -> None:
+    cfg = kvfault.settings({"fault_injection": {"seed": 1, "failed_recv_rate": 0.5}})
+    share = sum(kvfault.failed_recv(cfg, p) for p in PROMPTS) / len(PROMPTS)
+    assert 0.4 < share < 0.6
+    assert not any(kvfault.failed_recv(kvfault.settings(None), p) for p in PROMPTS)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        kvfault.settings({"fault_injection": {"failed_recv_rate": -0.1}})
+
+
+class _Results:
+    def __init__(self, recving: set[str]) -> None:
+        self.finished_sending: set[str] = set()
+        self.finished_recving = set(recving)
+        self.failed_recving: set[str] = set()
+
+
+class _Inner:
+    def get_finished(self, finished_req_ids: set[str]) -> tuple[set[str] | None, set[str] | None]:
+        return None, None
+
+    def get_transfer_results(self, finished_req_ids: set[str]) -> _Results:
+        return _Results(self.get_finished(finished_req_ids)[1] or set())  # type: ignore[attr-defined]
+
+    def get_block_ids_with_load_errors(self) -> set[int]:
+        return set()
+
+
+class _Faulty(kvfault.FaultMixin, _Inner):
+    pass
+
+
+def test_a_failed_receive_is_reported_failed_and_finished_when_its_delay_is_over() -> None:
+    conn = _Faulty()
+    conn._fault_waiting = {"a": [1, [], True], "b": [0, [5], False]}
+    conn._fault_failed_recv = set()
+    conn._fault_errors = set()
+    first = conn.get_transfer_results(set())
+    assert first.finished_recving == {"b"} and first.failed_recving == set()
+    assert conn.get_block_ids_with_load_errors() == {5}
+    second = conn.get_transfer_results(set())
+    assert second.finished_recving == {"a"} and second.failed_recving == {"a"}
+    assert conn.get_block_ids_with_load_errors() == set()
+    assert conn.get_transfer_results(set()).failed_recving == set()
+
+
 def test_invalid_blocks_are_loaded_blocks_one_or_a_broken_off_tail() -> None:
     cfg = kvfault.settings({"fault_injection": {"seed": 1, "invalid_rate": 0.5}})
     loaded = [11, 12, 13, 14]

@@ -50,6 +50,7 @@ from functools import cache
 
 from eval.classify.bytelevel import in_fence
 from eval.classify.charsets import may_hold
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION, _prose_line
 from eval.classify.degeneracy import FUNCTION_WORDS as ENGLISH_FUNCTION_WORDS
 from eval.classify.glued import _blank_code
@@ -175,9 +176,16 @@ _FUNCTION_WORD_BYTES = frozenset(w.encode() for w in _ALL_FUNCTION_WORDS if w.is
 def _run_bound(window: str, min_run: int) -> int:
     """At least `content_run`'s value over `window` where that value is `min_run` or more: the longest run of plain
     non-function words in the stretches of `min_run` words or more, without the tests of where a stretch stands.
-    The stretches are found on bytes in C; only those are read word by word."""
+    The stretches are found on bytes in C; only those are read word by word. Where the compiled helpers are built,
+    one pass of C gives the longest run of every stretch: the same value where it is `min_run` or more, and a value
+    below `min_run` where this one is (tests/unit/classify/test_fast_paths.py)."""
+    if _speedups is not None:
+        longest: int = _speedups.plain_run(window, _ALL_FUNCTION_WORDS)
+        return longest
     raw = window.encode("utf-8", "surrogatepass")
-    if b" " * (min_run - 1) not in raw.translate(_STRETCH_BYTES, _LOWERCASE):
+    # Two spaces end a run (an empty word between them), so they become a line break before the letters are deleted:
+    # an indented line's spaces would otherwise stand together like a stretch's.
+    if b" " * (min_run - 1) not in raw.replace(b"  ", b"\n").translate(_STRETCH_BYTES, _LOWERCASE):
         return 0  # no stretch of min_run plain words at all: their letters deleted, its spaces would stand together
     stretches = raw.translate(_STRETCH_BYTES).split(b"\n")
     best = 0

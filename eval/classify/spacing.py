@@ -42,6 +42,18 @@ _CODE_WITHOUT = {
 _INDENTED = re.compile(r"\n(?: {4}|\t)[^\n]*")
 
 
+def code_to_newlines(text: str) -> str:
+    """`_CODE.sub("\n", text)`: fences, inline code, URLs and indented lines become a line break (the same matches,
+    found by the pattern without the alternatives that cannot match, or by a search for indented lines' newlines)."""
+    marks, url = "`" in text or "~~~" in text, "://" in text
+    if marks or url:
+        return _CODE_WITHOUT[marks, url].sub("\n", text)
+    if text.startswith(("    ", "\t")):
+        newline = text.find("\n")
+        text = "\n" + text[newline:] if newline >= 0 else "\n"
+    return _INDENTED.sub("\n\n", text)
+
+
 def strip_code(text: str) -> str:
     """`_CODE.sub(" ", text)`: fences, inline code, URLs and indented lines become a space."""
     marks, url = "`" in text or "~~~" in text, "://" in text

@@ -1,0 +1,55 @@
+"""Word salad at the end of a long field (classifier 1.14.0): a reply or a reasoning that starts as sound prose and
+ends in common English words in an order no sentence has (`… and like to been and sa p I less millions the three
+is ( other your the and of will on been they which the …`), what a model emits when its logits go wrong midway.
+eval/classify/wordpairs.py's `implausible_pairs` finds such salad in a short field (MAX_WORDS words or fewer); a
+longer field it leaves alone, so the same salad after a few paragraphs went unseen.
+
+The statistic `tail_pairs` is `implausible_pairs` of a long field's last *stretch*: what follows the last sentence end
+(`.`, `?` or `!` then a space or a line break) in the field's last READS characters, read only where that stretch
+holds more than WINDOW words (one full window of pair scores: a salad writes no sentence end, while sound prose ends
+a sentence every few dozen words). The stretch test is also the gate: a few `str.rfind` calls in C on the field's
+last characters, after which almost every field leaves (about 3 in 100 long clean agent turns of the corpus hold
+such a stretch); only those are tokenized and scored. 0.0 where the field has MAX_WORDS words or fewer, where the
+stretch is shorter, and wherever `implausible_pairs` has none. The value below which a field is salad is calibrated
+on real clean text (`python -m eval.classify.calibrate --alpha 0 --update tail_pairs`, degeneracy.json: the dev
+split's clean fields and the gettext catalogs' pieces), not chosen.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+from eval.classify.degeneracy import CALIBRATION
+from eval.classify.wordpairs import MAX_WORDS, READS, WINDOW, implausible_pairs
+
+_SENTENCE_ENDS = (". ", ".\n", "? ", "?\n", "! ", "!\n")
+
+
+def last_stretch(text: str) -> str | None:
+    """The end of `text` after its last sentence end within READS characters, when it holds more than WINDOW words
+    (None otherwise); with no sentence end there, the last READS characters from a word's start."""
+    tail = text[-READS:]
+    end = max([tail.rfind(mark) for mark in _SENTENCE_ENDS])
+    if end >= 0:
+        tail = tail[end + 2 :]
+    elif len(text) > READS:
+        tail = tail[tail.find(" ") + 1 :]  # not from inside a word (no space at all: one token, no pairs)
+    if len(tail) <= 2 * WINDOW or len(tail.split(maxsplit=WINDOW)) <= WINDOW:
+        return None
+    return tail
+
+
+def tail_pairs(text: str) -> float:
+    """`implausible_pairs` of the last stretch of a field of more than MAX_WORDS words (module docstring); else 0.0."""
+    stretch = last_stretch(text)
+    if stretch is None or len(text.split(maxsplit=MAX_WORDS)) <= MAX_WORDS:
+        return 0.0  # no long stretch (most fields), or a short field: implausible_pairs' own
+    return implausible_pairs(stretch)
+
+
+@cache
+def threshold() -> float:
+    """The calibrated value (degeneracy.json) below which a long field ends in salad; a missing entry never fires."""
+    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    return float(data.get("tail_pairs", {}).get("threshold", float("-inf")))

@@ -1,17 +1,21 @@
 """Classes the held-out parts showed and classifier 1.13.0 missed (classifier 1.14.0): word salad of common words at
-the end of a long reply (`tail_pairs`, eval/classify/tailsalad.py) and a loop of one digit that ends a reply
-(`digit_run`, eval/classify/digitrun.py).
+the end of a long reply (`tail_pairs`, eval/classify/tailsalad.py), a loop of one digit that ends a reply
+(`digit_run`, eval/classify/digitrun.py) and a file name of the prompt written with a space inside its extension
+(eval/classify/identifiers.py).
 
 Every example is written for these tests (no third-party text)."""
 
 from __future__ import annotations
 
+from eval.classify.context import Context
 from eval.classify.digitrun import digit_run, final_digit_run
 from eval.classify.digitrun import threshold as digit_threshold
+from eval.classify.messages import classify_message
+from eval.classify.model import ToolSpec
 from eval.classify.tailsalad import last_stretch, tail_pairs
 from eval.classify.tailsalad import threshold as tail_threshold
 from eval.classify.wordpairs import implausible_pairs
-from tests.unit.classify.helpers import labels, message
+from tests.unit.classify.helpers import call, labels, message
 
 ANSWER = (
     "I looked at the parser and at the failing tests. The failure comes from the empty input case, where the "
@@ -97,3 +101,31 @@ def test_digit_run_reads_integers_on_prose_lines():
 def test_a_run_of_digits_after_a_line_of_code_is_its_data():
     for text in ("x = [0] * 8\n" + "0" * 70, "print('0' * 40)\n\n" + "0" * 40):
         assert final_digit_run(text) == (0, 0), text[:20]
+
+
+def _labels_after(prompt: str, msg: dict[str, object], tools: list[ToolSpec] | None = None) -> list[str]:
+    context = Context.build("auto", tools, tools_known=tools is not None)
+    labels: list[str] = classify_message(dict(msg, prompt=prompt), context)["labels"]
+    return labels
+
+
+def test_a_space_inside_a_prompt_file_extension_is_identifier_corruption():
+    read = [ToolSpec(name="read", properties=("path",), required=("path",))]
+    for prompt, written in (
+        ("Fix the signal in character_creation.tscn please.", "character_creation.ts cn"),
+        ("Summarize analysis_notes.ipynb for me.", "I read analysis_notes.ip ynb and"),
+        ("Load the level from level_two.tscn now.", "Opened level_two.ts cn, then the scene."),
+    ):
+        assert "identifier_corruption" in _labels_after(prompt, message(written)), written
+    msg = message(calls=[call("read", {"path": "scenes/level_one.ts cn"})])
+    assert "identifier_corruption" in _labels_after("Open scenes/level_one.tscn and fix it.", msg, read)
+
+
+def test_another_file_then_a_word_stays_clean():
+    for prompt, written in (
+        ("Compare config.json with the defaults.", "The loader reads config.js on startup and then config.json."),
+        ("Open notes.markdown and fix the links.", "I looked at notes.mark down the page; notes.markdown is fixed."),
+        ("Fix main.tsx please.", "Fixed main.tsx; main.ts x was not touched."),  # the prompt quoted: known tokens
+        ("Convert data.csv to data.json.", "Converted data.csv into data.json."),
+    ):
+        assert "identifier_corruption" not in _labels_after(prompt, message(written)), written

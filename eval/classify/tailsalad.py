@@ -5,12 +5,13 @@ eval/classify/wordpairs.py's `implausible_pairs` finds such salad in a short fie
 longer field it leaves alone, so the same salad after a few paragraphs went unseen.
 
 The statistic `tail_pairs` is `implausible_pairs` of a long field's last *stretch*: what follows the last sentence end
-(`.`, `?` or `!` then a space or a line break) in the field's last READS characters, read only where that stretch
+(`.`, `?` or `!` then a blank or a line break) in the field's last READS characters, read only where that stretch
 holds more than WINDOW words (one full window of pair scores: a salad writes no sentence end, while sound prose ends
 a sentence every few dozen words) on lines of MIN_LINE_WORDS words or more on average (not a list of imports or of
-labels, one or two words a line). The stretch test is also the gate: six `str.rfind` on the field's last READS
-characters and two `str.count` on the stretch, in C, after which almost every field leaves (47 of the 5,968 clean
-dev fields of the corpus, 15 of its 2,379 `test` fields hold such a stretch); only those are tokenized and scored.
+labels, one or two words a line). The stretch test is also the gate: one regular expression that backtracks from the
+end of the field's last READS characters to the last sentence end, and two `str.count` on the stretch, in C; almost
+every field leaves there (47 of the 5,968 clean dev fields of the corpus, 15 of its 2,379 `test` fields hold such a
+stretch), and only the others are tokenized and scored.
 0.0 where the field has MAX_WORDS words or fewer, where the stretch is shorter, and wherever `implausible_pairs` has
 none. The value below which a field is salad is calibrated on real clean text (`python -m eval.classify.calibrate
 --alpha 0 --update tail_pairs`, degeneracy.json: the dev split's clean fields and the gettext catalogs' pieces),
@@ -20,12 +21,13 @@ not chosen.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 
 from eval.classify.degeneracy import CALIBRATION
 from eval.classify.wordpairs import MAX_WORDS, READS, WINDOW, implausible_pairs
 
-_SENTENCE_ENDS = (". ", ".\n", "? ", "?\n", "! ", "!\n")
+_LAST_SENTENCE_END = re.compile(r".*[.?!]\s", re.S)  # greedy: backtracks from the end to the last one
 MIN_LINE_WORDS = 6  # words a line of the stretch holds on average, as salad.py's prose lines: not a list or code
 
 
@@ -34,9 +36,8 @@ def last_stretch(text: str) -> str | None:
     on lines of MIN_LINE_WORDS words on average (None otherwise); with no sentence end there, the last READS
     characters from a word's start."""
     tail = text[-READS:]
-    end = max([tail.rfind(mark) for mark in _SENTENCE_ENDS])
-    if end >= 0:
-        tail = tail[end + 2 :]
+    if (end := _LAST_SENTENCE_END.match(tail)) is not None:
+        tail = tail[end.end() :]
     elif len(text) > READS:
         tail = tail[tail.find(" ") + 1 :]  # not from inside a word
     if tail.count(" ") + tail.count("\n") < WINDOW:

@@ -54,6 +54,8 @@ from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION, _prose_line
 from eval.classify.degeneracy import FUNCTION_WORDS as ENGLISH_FUNCTION_WORDS
 from eval.classify.glued import _blank_code
+from eval.classify.tailsalad import tail_pairs
+from eval.classify.tailsalad import threshold as tail_pairs_threshold
 from eval.classify.wordpairs import implausible_pairs
 
 MIN_WORDS = 20
@@ -312,6 +314,8 @@ def salad(text: str) -> str | None:
     if (pairs := implausible_pairs(tail)) < limits["implausible_pairs"]:
         why = f"word salad: word pairs English does not write ({pairs:.3g}, below {limits['implausible_pairs']:.3g})"
         return why
+    if (pairs := tail_pairs(tail)) < (limit := tail_pairs_threshold()):
+        return f"word salad at the end: word pairs English does not write ({pairs:.3g}, below {limit:.3g})"
     if (clitics := doubled_clitics(tail)) > limits["doubled_clitics"]:
         return f"stutter: {clitics} clitics written twice (`Let's's`; beyond {limits['doubled_clitics']:.3g})"
     return None  # function_share is measured but off (module docstring)

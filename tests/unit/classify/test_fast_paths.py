@@ -1109,13 +1109,14 @@ def test_compiled_non_ascii_runs_are_the_regex_runs(monkeypatch: Any) -> None:
         compiled.non_ascii_runs("éé", 0)
 
 
-def test_code_to_newlines_without_impossible_alternatives_is_the_full_pattern() -> None:
+def test_code_to_newlines_and_blanking_without_impossible_alternatives_are_the_full_pattern() -> None:
     rng = random.Random(5)
     alphabet = list("ab `~:/ \n\t\r\xa0")
     texts = [REFERENCE[i : i + 700] for i in range(0, 200_000, 997)] + _random_texts(6, 1000)
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(5000)]
     for text in texts:
         assert code_to_newlines(text) == _CODE.sub("\n", text)
+        assert glued_module._blank_code(text) == _CODE.sub(lambda m: " " * len(m.group()), text)
 
 
 def _salad_texts(seed: int, count: int) -> list[str]:

@@ -1164,3 +1164,17 @@ def test_compiled_plain_run_decides_as_the_stretches(monkeypatch: Any) -> None:
     assert decided > 100
     assert compiled.plain_run("walk stroll the wander roam drift", salad_module._ALL_FUNCTION_WORDS) == 3
     assert compiled.plain_run("walk  stroll wander", salad_module._ALL_FUNCTION_WORDS) == 2
+
+
+def test_the_clitic_prefilter_never_hides_a_doubled_clitic() -> None:
+    rng = random.Random(73)
+    pieces = ["'", "\u2019", "s", "ll", "re", "a", " ", "x", "'s", "\u2019t", "Let", "\n", "don", "é"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 25))) for _ in range(50_000)]
+    texts += _random_texts(74, 500)
+    matched = 0
+    for text in texts:
+        if salad_module._CLITIC_TWICE_QUICK.search(text) is not None:
+            matched += 1
+            assert salad_module._may_double_a_clitic(text), text
+    assert matched > 1000
+    assert salad_module.doubled_clitics("Let's's go, we’re’re here, don't") == 2

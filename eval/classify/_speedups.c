@@ -76,6 +76,25 @@
  *     glued.glue_points(run, words) is more than 0, in order, repeats included. function_words, heads and tails are
  *     degeneracy.FUNCTION_WORDS, glued.COMPOUND_HEADS and glued.COMPOUND_TAILS. Each set is a frozenset of str; the
  *     table of its ASCII words is built again only when another set is passed (the set is kept).
+ *
+ * words_over(text, limit):
+ *     len(text.split(maxsplit=limit)) > limit: whether `text` has more than `limit` words between whitespace
+ *     (str.isspace), counted without making them.
+ *
+ * pair_window(text, codes, code_of, matrix, n_classes, foreign, window):
+ *     the pairs of wordpairs.pair_classes(text) (already blanked of code) and the sums of implausible_pairs:
+ *     (number of pairs, number whose first class is foreign, lowest sum of `window` consecutive pair scores or of
+ *     all where fewer, 0.0 with none). A token is a run of non-whitespace on a line ('\n' ends a line); its code
+ *     (class * 4 + 2 * opens with a quote or bracket + closes with punctuation) comes from the dict `codes`, or
+ *     from code_of(token) (which stores it there). `matrix` holds n_classes * n_classes doubles, the score of
+ *     (a, b) at a * n_classes + b; `foreign` holds a byte per class (1: not an English word). Sums are made as the
+ *     Python path makes them (prefix sums from 0.0, one addition at a time), so the values are the same.
+ *
+ * plain_run(text, function_words):
+ *     the longest run of words of lowercase ASCII letters one space apart that are not members of function_words (a
+ *     frozenset of str), within the stretches of `text` made of lowercase ASCII letters and spaces (any other
+ *     character ends a stretch; two spaces end a run): at least salad.content_run's value where that is its
+ *     min_run or more, and below min_run where content_run's is (salad._run_bound).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -2187,6 +2206,197 @@ non_ascii_runs(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* plain_run */
+
+static LexTable lex_salad; /* salad's function words */
+
+static PyObject *
+plain_run(PyObject *self, PyObject *args)
+{
+    PyObject *text, *function_words;
+    if (!PyArg_ParseTuple(args, "UO:plain_run", &text, &function_words))
+        return NULL;
+    if (lex_build(&lex_salad, function_words) < 0)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), best = 0, run = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    char word[LEX_MAX_WORD + 1];
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (!LOWER(c)) {
+            /* a space after a word keeps the run (the next character must be a letter); anything else ends it */
+            if (!(c == ' ' && i > 0 && LOWER(PyUnicode_READ(kind, data, i - 1)) && i + 1 < n &&
+                  LOWER(PyUnicode_READ(kind, data, i + 1))))
+                run = 0;
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < n && LOWER(PyUnicode_READ(kind, data, i)))
+            i++;
+        Py_ssize_t len = i - start;
+        int function = 0;
+        if (len <= LEX_MAX_WORD) {
+            for (Py_ssize_t k = 0; k < len; k++)
+                word[k] = (char)PyUnicode_READ(kind, data, start + k);
+            function = lex_contains(&lex_salad, word, len);
+        }
+        run = function ? 0 : run + 1;
+        if (run > best)
+            best = run;
+    }
+    return PyLong_FromSsize_t(best);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* words_over, pair_window */
+
+#define WORDS_OVER(TYPE)                                                                                               \
+    do {                                                                                                               \
+        const TYPE *d = (const TYPE *)data;                                                                            \
+        int in_word = 0;                                                                                               \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                           \
+            int space = Py_UNICODE_ISSPACE(d[i]);                                                                      \
+            if (!space && !in_word && ++count > limit)                                                                 \
+                Py_RETURN_TRUE;                                                                                        \
+            in_word = !space;                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+static PyObject *
+words_over(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t limit, count = 0;
+    if (!PyArg_ParseTuple(args, "Un:words_over", &text, &limit))
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (n <= limit)
+        Py_RETURN_FALSE; /* a word has a character */
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        WORDS_OVER(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        WORDS_OVER(Py_UCS2);
+    else
+        WORDS_OVER(Py_UCS4);
+    Py_RETURN_FALSE;
+}
+
+/* The code of text[start:end] from `codes`, or from code_of (-1 and an exception on failure). */
+static long
+pair_token_code(PyObject *text, Py_ssize_t start, Py_ssize_t end, PyObject *codes, PyObject *code_of)
+{
+    PyObject *token = PyUnicode_Substring(text, start, end);
+    if (token == NULL)
+        return -1;
+    PyObject *code = PyDict_GetItemWithError(codes, token); /* borrowed */
+    if (code == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(token);
+            return -1;
+        }
+        PyObject *made = PyObject_CallOneArg(code_of, token);
+        Py_DECREF(token);
+        if (made == NULL)
+            return -1;
+        long value = PyLong_AsLong(made);
+        Py_DECREF(made);
+        return value;
+    }
+    Py_DECREF(token);
+    return PyLong_AsLong(code);
+}
+
+static PyObject *
+pair_window(PyObject *self, PyObject *args)
+{
+    PyObject *text, *codes, *code_of;
+    Py_buffer matrix, foreign;
+    Py_ssize_t n_classes, window;
+    if (!PyArg_ParseTuple(args, "UO!Oy*ny*n:pair_window", &text, &PyDict_Type, &codes, &code_of, &matrix,
+                          &n_classes, &foreign, &window))
+        return NULL;
+    PyObject *out = NULL;
+    double *sums = NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), pairs = 0, n_foreign = 0;
+    if (matrix.len < (Py_ssize_t)sizeof(double) * n_classes * n_classes || foreign.len < n_classes || window < 1) {
+        PyErr_SetString(PyExc_ValueError, "pair_window: matrix, foreign or window out of shape");
+        goto done;
+    }
+    const double *scores = (const double *)matrix.buf;
+    const unsigned char *is_foreign = (const unsigned char *)foreign.buf;
+    sums = PyMem_Malloc(sizeof(double) * ((size_t)n / 2 + 2)); /* a pair needs two tokens and a space: <= n / 2 */
+    if (sums == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    sums[0] = 0.0;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    long prev = -1; /* the code of the previous token on the line; -1: none */
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == '\n') {
+            prev = -1;
+            i++;
+            continue;
+        }
+        if (Py_UNICODE_ISSPACE(c)) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < n) {
+            c = PyUnicode_READ(kind, data, i);
+            if (Py_UNICODE_ISSPACE(c))
+                break;
+            i++;
+        }
+        long code = pair_token_code(text, start, i, codes, code_of);
+        if (code < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "pair_window: a negative code");
+            goto done;
+        }
+        if (code / 4 >= n_classes) {
+            PyErr_SetString(PyExc_ValueError, "pair_window: a class beyond the matrix");
+            goto done;
+        }
+        if (prev >= 0 && !(prev & 1) && !(code & 2)) {
+            Py_ssize_t a = prev / 4, b = code / 4;
+            n_foreign += is_foreign[a];
+            sums[pairs + 1] = sums[pairs] + scores[a * n_classes + b];
+            pairs++;
+        }
+        prev = code;
+    }
+    double best = 0.0;
+    if (pairs > 0) {
+        if (pairs <= window)
+            best = sums[pairs];
+        else {
+            best = sums[window] - sums[0];
+            for (Py_ssize_t k = 1; k + window <= pairs; k++) {
+                double v = sums[k + window] - sums[k];
+                if (v < best)
+                    best = v;
+            }
+        }
+    }
+    out = Py_BuildValue("nnd", pairs, n_foreign, best);
+done:
+    PyMem_Free(sums);
+    PyBuffer_Release(&matrix);
+    PyBuffer_Release(&foreign);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"any_in", any_in, METH_VARARGS, "Whether a character of text lies in [low, high]."},
     {"non_ascii_words", non_ascii_words, METH_VARARGS, "bytelevel.non_ascii_words as a list (see the source)."},
@@ -2210,6 +2420,9 @@ static PyMethodDef methods[] = {
     {"piece_pairs", piece_pairs, METH_VARARGS, "The pairs of splitwords._piece_pairs (see the source)."},
     {"non_ascii_runs", non_ascii_runs, METH_VARARGS, "(start, end) of each run of min_len+ non-ASCII characters."},
     {"spelled_run", spelled_run, METH_VARARGS, "Whether count lowercase ASCII letters stand one space apart."},
+    {"plain_run", plain_run, METH_VARARGS, "The longest run of salad.content_run's plain words (see the source)."},
+    {"words_over", words_over, METH_VARARGS, "Whether text has more than limit words between whitespace."},
+    {"pair_window", pair_window, METH_VARARGS, "The pairs and window sums of wordpairs.implausible_pairs (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2226,7 +2439,7 @@ PyInit__speedups(void)
     init_split_classes();
     PyObject *m = PyModule_Create(&module);
     /* eval.classify.compiled.SPEEDUPS_API: a module built from another version of this file is not used */
-    if (m != NULL && PyModule_AddIntConstant(m, "API", 9) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "API", 10) < 0) {
         Py_DECREF(m);
         return NULL;
     }

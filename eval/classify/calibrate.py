@@ -7,6 +7,8 @@
     .venv/bin/python -m eval.classify.calibrate --update midsentence_marks
     .venv/bin/python -m eval.classify.calibrate --update glued_words
     .venv/bin/python -m eval.classify.calibrate --update implausible_pairs
+    .venv/bin/python -m eval.classify.calibrate --alpha 0 --update tail_pairs
+    .venv/bin/python -m eval.classify.calibrate --alpha 0 --update digit_run
     .venv/bin/python -m eval.classify.calibrate --update spaced_gaps      # and split_pieces, spaced_letters
 
 Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
@@ -19,9 +21,10 @@ is a separate chance to be flagged.
 `--write` stores the thresholds, with the counts and the command, in eval/classify/degeneracy.json. `--update NAME`
 calibrates one statistic (`near_duplicates`, eval/classify/neardup.py, `run_together`, eval/classify/spacing.py, or
 `content_run` and `midsentence_marks`, eval/classify/salad.py, or `glued_words`, eval/classify/glued.py, or
-`implausible_pairs`, eval/classify/wordpairs.py: these two without the Python reference's pieces, a source of their
-lexicon and pair counts) on the same fields and replaces only its entry: the
-others stay as they were calibrated (the gettext catalogs differ from machine to machine).
+`implausible_pairs`, eval/classify/wordpairs.py, or `tail_pairs`, eval/classify/tailsalad.py: these three without
+the Python reference's pieces, a source of their lexicon and pair counts, or `digit_run`, eval/classify/digitrun.py,
+with the Python sources' pieces too) on the same fields and replaces only its entry: the others stay as they were
+calibrated (the gettext catalogs differ from machine to machine).
 """
 
 from __future__ import annotations
@@ -219,6 +222,40 @@ def calibrate_implausible_pairs(texts: list[str], alpha: float) -> dict[str, Any
     return _upper_threshold(statistic, texts, alpha, low_is_degenerate=True, piece_size=CALIBRATION_PIECE)
 
 
+def calibrate_tail_pairs(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The score of eval/classify/tailsalad.py's `tail_pairs` below which a long field ends in salad, on the fields and
+    the gettext catalogs' pieces of 3,000 characters (long texts, as it reads): at most `alpha` below it."""
+    from eval.classify.salad import READS
+    from eval.classify.tailsalad import tail_pairs
+
+    return _upper_threshold(lambda t: tail_pairs(t[-READS:]), texts, alpha, low_is_degenerate=True)
+
+
+def source_pieces(size: int = 3000) -> list[str]:
+    """The Python sources under the interpreter's library directory (the standard library and site-packages, as
+    `benchmarks/bench_corpus.py --real-text` reads them), in pieces of `size` characters: real text that writes long
+    numbers (test data, constants, doctests)."""
+    import sysconfig
+
+    pieces: list[str] = []
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        pieces += [text[i : i + size] for i in range(0, len(text), size)]
+    return pieces
+
+
+def calibrate_digit_run(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The run of eval/classify/digitrun.py's `digit_run` beyond which a field loops, on the fields, the gettext
+    catalogs' pieces and the Python sources' pieces (long numbers in code, data and doctests): at most `alpha` beyond
+    it."""
+    from eval.classify.digitrun import READS, digit_run
+
+    sources = source_pieces()
+    entry = _upper_threshold(lambda t: digit_run(t[-READS:]), texts + sources, alpha)
+    entry["source"] += f" and {len(sources)} pieces of the Python sources under the library directory"
+    return entry
+
+
 def calibrate_split(name: str) -> Callable[[list[str], float], dict[str, Any]]:
     """A calibration of one statistic of eval/classify/splitwords.py (`spaced_gaps`, a share; `split_pieces` and
     `spaced_letters`, counts) on the fields and the gettext catalogs' pieces: at most `alpha` beyond it."""
@@ -254,6 +291,8 @@ UPDATES = {
     "midsentence_marks": calibrate_midsentence_marks,
     "glued_words": calibrate_glued_words,
     "implausible_pairs": calibrate_implausible_pairs,
+    "tail_pairs": calibrate_tail_pairs,
+    "digit_run": calibrate_digit_run,
     "spaced_gaps": calibrate_split("spaced_gaps"),
     "split_pieces": calibrate_split("split_pieces"),
     "spaced_letters": calibrate_split("spaced_letters"),
@@ -262,7 +301,7 @@ UPDATES = {
 }
 # Entries whose statistic is built from the Python reference (glued.py's lexicon, wordpairs.py's pair counts): its
 # pieces would only add zeros.
-WITHOUT_REFERENCE = frozenset({"glued_words", "implausible_pairs", "split_pieces", "spaced_letters"})
+WITHOUT_REFERENCE = frozenset({"glued_words", "implausible_pairs", "tail_pairs", "split_pieces", "spaced_letters"})
 
 
 def update(name: str, texts: list[str], alpha: float, command: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-SPEEDUPS_API = 9  # _speedups.c's API: a module built from another version of the file is not used
+SPEEDUPS_API = 10  # _speedups.c's API: a module built from another version of the file is not used
 
 
 def _load() -> ModuleType | None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION, FUNCTION_WORDS
 from eval.classify.generated import read_words
-from eval.classify.spacing import _CODE
+from eval.classify.spacing import blank_code
 
 READS = 8192  # the last characters of a field, as the run-together share reads
 MIN_RUN = 5  # shorter runs are words or abbreviations, not two words
@@ -181,8 +181,9 @@ def _runs(tail: str, base: int, words: frozenset[str]) -> list[tuple[int, int, i
 
 
 def _blank_code(text: str) -> str:
-    """`text` with its code and URLs (what spacing.strip_code removes) blanked to spaces, offsets kept."""
-    return _CODE.sub(lambda m: " " * len(m.group()), text)
+    """`text` with its code and URLs (what spacing.strip_code removes) blanked to spaces, offsets kept
+    (spacing.blank_code: the matches of spacing._CODE, found without its impossible alternatives)."""
+    return blank_code(text)
 
 
 def glued_words(text: str) -> int:

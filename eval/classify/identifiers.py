@@ -27,6 +27,7 @@ from itertools import islice, repeat
 
 from eval.classify.compiled import speedups as _speedups
 from eval.classify.context import Context, History
+from eval.classify.glued import known, lexicon
 from eval.classify.model import MAX_SPANS, Span, ToolSpec, Turn, span_at
 from eval.classify.names import MIN_NEAR_ID, NameIndex, id_near_miss, id_slip, is_id, is_name
 from eval.classify.paths import SPACED, extension_slip, split_ext
@@ -242,6 +243,9 @@ def _check_names(
         tok = tok.strip(b".-")
         if tok in index.known:
             continue
+        if index.stems and b"." in tok and (split := _spaced_extension(name, text, tok, index, history)):
+            spans.extend(split)
+            continue
         original = _extension_original(tok, index) if index.stems and b"." in tok else None
         if original is None and is_name(tok) and index.names.by_half:
             original = index.names.original_of(tok)
@@ -262,6 +266,29 @@ def _extension_original(tok: bytes, index: IdentifierIndex) -> bytes | None:
         if extension_slip(ext, parts[1]):
             return parts[0] + b"." + ext
     return None
+
+
+def _spaced_extension(name: str, text: str, tok: bytes, index: IdentifierIndex, history: History) -> list[Span]:
+    """A file name of the prompt written with a space inside its extension (`character_creation.ts cn` for
+    `character_creation.tscn`, classifier 1.14.0): the written name is the prompt's stem and the first letters of the
+    prompt's extension, and the rest of that extension follows after one space, as a token of its own that is no English
+    word."""
+    parts = split_ext(tok, written=True)
+    if parts is None:
+        return []
+    for ext in index.stems.get(parts[0], ()):
+        if len(parts[1]) >= len(ext) or not ext.startswith(parts[1]):
+            continue
+        rest = ext[len(parts[1]) :].decode("ascii", "replace")
+        if known(rest.lower(), lexicon()):
+            continue  # `config.js on the page` beside the prompt's `config.json`: a word follows another file
+        spaced = f"{tok.decode('utf-8', 'replace')} {rest}"
+        at = text.find(spaced)
+        after = text[at + len(spaced) : at + len(spaced) + 1]
+        if at >= 0 and not (after.isalnum() or after == "_") and not history.contains(spaced):
+            why = f"{(parts[0] + b'.' + ext).decode()!r} in context, written with a space in its extension"
+            return [span_at(name, text, at, at + len(spaced), why)]
+    return []
 
 
 _SPACED_PAIRS = (". ", "/ ", "_ ", "- ", " .", " /", " _")

@@ -25,6 +25,8 @@ from functools import lru_cache
 from eval.classify.compiled import speedups as _speedups
 from eval.classify.context import Context
 from eval.classify.degeneracy import TAIL_CHARS, degenerate, prose_degenerate, statistics, thresholds
+from eval.classify.digitrun import final_digit_run
+from eval.classify.digitrun import threshold as digit_run_threshold
 from eval.classify.drift import READS as DRIFT_READS
 from eval.classify.drift import asked_for, language_drift
 from eval.classify.drift import threshold as drift_threshold
@@ -118,7 +120,22 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
 
 
 def _other_span(name: str, text: str, ctx: Context) -> Span | None:
-    return _salad_span(name, text, ctx) or _near_duplicate_span(name, text, ctx) or _drift_span(name, text, ctx)
+    return (
+        _digit_run_span(name, text, ctx)
+        or _salad_span(name, text, ctx)
+        or _near_duplicate_span(name, text, ctx)
+        or _drift_span(name, text, ctx)
+    )
+
+
+def _digit_run_span(name: str, text: str, ctx: Context) -> Span | None:
+    """A run of one digit that ends the field, longer than real text writes (eval/classify/digitrun.py), unless the
+    model quotes it."""
+    start, end = final_digit_run(text)
+    if end - start <= (limit := digit_run_threshold()) or ctx.history.contains(text[start:end][:200]):
+        return None
+    why = f"{text[start]!r} x {end - start} up to the end (beyond {limit:.3g})"
+    return span_at(name, text, start, end, why)
 
 
 def _drift_span(name: str, text: str, ctx: Context) -> Span | None:

@@ -50,9 +50,12 @@ from functools import cache
 
 from eval.classify.bytelevel import in_fence
 from eval.classify.charsets import may_hold
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION, _prose_line
 from eval.classify.degeneracy import FUNCTION_WORDS as ENGLISH_FUNCTION_WORDS
 from eval.classify.glued import _blank_code
+from eval.classify.tailsalad import tail_pairs
+from eval.classify.tailsalad import threshold as tail_pairs_threshold
 from eval.classify.wordpairs import implausible_pairs
 
 MIN_WORDS = 20
@@ -175,9 +178,16 @@ _FUNCTION_WORD_BYTES = frozenset(w.encode() for w in _ALL_FUNCTION_WORDS if w.is
 def _run_bound(window: str, min_run: int) -> int:
     """At least `content_run`'s value over `window` where that value is `min_run` or more: the longest run of plain
     non-function words in the stretches of `min_run` words or more, without the tests of where a stretch stands.
-    The stretches are found on bytes in C; only those are read word by word."""
+    The stretches are found on bytes in C; only those are read word by word. Where the compiled helpers are built,
+    one pass of C gives the longest run of every stretch: the same value where it is `min_run` or more, and a value
+    below `min_run` where this one is (tests/unit/classify/test_fast_paths.py)."""
+    if _speedups is not None:
+        longest: int = _speedups.plain_run(window, _ALL_FUNCTION_WORDS)
+        return longest
     raw = window.encode("utf-8", "surrogatepass")
-    if b" " * (min_run - 1) not in raw.translate(_STRETCH_BYTES, _LOWERCASE):
+    # Two spaces end a run (an empty word between them), so they become a line break before the letters are deleted:
+    # an indented line's spaces would otherwise stand together like a stretch's.
+    if b" " * (min_run - 1) not in raw.replace(b"  ", b"\n").translate(_STRETCH_BYTES, _LOWERCASE):
         return 0  # no stretch of min_run plain words at all: their letters deleted, its spaces would stand together
     stretches = raw.translate(_STRETCH_BYTES).split(b"\n")
     best = 0
@@ -259,9 +269,21 @@ _CLITIC_TWICE = re.compile("(?<=[^\\W\\d_])(['\u2019][a-z]{1,2})\\1(?![^\\W\\d_]
 _CLITIC_TWICE_QUICK = re.compile("(['\u2019][a-z]{1,2})\\1(?![^\\W\\d_])")
 
 
+def _may_double_a_clitic(text: str) -> bool:
+    """Whether an apostrophe stands 2 or 3 characters after the same apostrophe (`'s's`, `'ll'll`), as a clitic
+    written twice needs: a few `find`s where the regex would read every character of the field."""
+    for mark in ("'", "\u2019"):
+        i = text.find(mark)
+        while i >= 0:
+            if text.startswith(mark, i + 2) or text.startswith(mark, i + 3):
+                return True
+            i = text.find(mark, i + 1)
+    return False
+
+
 def doubled_clitics(text: str) -> int:
     """How many different clitics (with the word's last letter) a field writes twice in a row (`Let's's`)."""
-    if _CLITIC_TWICE_QUICK.search(text) is None:
+    if not _may_double_a_clitic(text) or _CLITIC_TWICE_QUICK.search(text) is None:
         return 0
     return len({text[m.start() - 1 : m.end()] for m in _CLITIC_TWICE.finditer(_blank_code(text))})
 
@@ -304,6 +326,8 @@ def salad(text: str) -> str | None:
     if (pairs := implausible_pairs(tail)) < limits["implausible_pairs"]:
         why = f"word salad: word pairs English does not write ({pairs:.3g}, below {limits['implausible_pairs']:.3g})"
         return why
+    if (pairs := tail_pairs(tail)) < (limit := tail_pairs_threshold()):
+        return f"word salad at the end: word pairs English does not write ({pairs:.3g}, below {limit:.3g})"
     if (clitics := doubled_clitics(tail)) > limits["doubled_clitics"]:
         return f"stutter: {clitics} clitics written twice (`Let's's`; beyond {limits['doubled_clitics']:.3g})"
     return None  # function_share is measured but off (module docstring)

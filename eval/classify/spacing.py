@@ -42,6 +42,43 @@ _CODE_WITHOUT = {
 _INDENTED = re.compile(r"\n(?: {4}|\t)[^\n]*")
 
 
+def code_to_newlines(text: str) -> str:
+    """`_CODE.sub("\n", text)`: fences, inline code, URLs and indented lines become a line break (the same matches,
+    found by the pattern without the alternatives that cannot match, or by a search for indented lines' newlines)."""
+    marks, url = "`" in text or "~~~" in text, "://" in text
+    if marks or url:
+        return _CODE_WITHOUT[marks, url].sub("\n", text)
+    if text.startswith(("    ", "\t")):
+        newline = text.find("\n")
+        text = "\n" + text[newline:] if newline >= 0 else "\n"
+    return _INDENTED.sub("\n\n", text)
+
+
+def blank_code(tail: str) -> str:
+    """`_CODE.sub(lambda m: " " * len(m.group()), tail)` (code and URLs blanked to spaces, offsets kept), by the
+    pattern without the alternatives that cannot match (_CODE_WITHOUT: the same matches; `\\S*://\\S*` tried at
+    every position costs most), and where only indented lines can match, by a search for their newlines (_INDENTED:
+    the same lines after the first, whose line is blanked here)."""
+    marks, url = "`" in tail or "~~~" in tail, "://" in tail
+    if marks or url:
+        return _CODE_WITHOUT[marks, url].sub(_spaces, tail)
+    if "\n    " in tail or "\n\t" in tail:
+        tail = _INDENTED.sub(_newline_spaces, tail)
+    if tail.startswith(("    ", "\t")):
+        newline = tail.find("\n")
+        end = newline if newline >= 0 else len(tail)
+        tail = " " * end + tail[end:]
+    return tail
+
+
+def _spaces(m: re.Match[str]) -> str:
+    return " " * len(m.group())
+
+
+def _newline_spaces(m: re.Match[str]) -> str:
+    return "\n" + " " * (len(m.group()) - 1)
+
+
 def strip_code(text: str) -> str:
     """`_CODE.sub(" ", text)`: fences, inline code, URLs and indented lines become a space."""
     marks, url = "`" in text or "~~~" in text, "://" in text

@@ -43,7 +43,7 @@ from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION
 from eval.classify.generated import read_words
 from eval.classify.glued import known, lexicon
-from eval.classify.spacing import _CODE_WITHOUT, _INDENTED
+from eval.classify.spacing import blank_code as _blank_code
 
 READS = 4096
 MIN_GAPS = 24  # fewer gaps between tokens say nothing about a share
@@ -77,31 +77,6 @@ def _prose(text: str) -> str:
     if "`" in tail or "://" in tail or "\n    " in tail or "\n\t" in tail or tail.startswith(("    ", "\t")):
         tail = _blank_code(tail)
     return tail
-
-
-def _blank_code(tail: str) -> str:
-    """`spacing._CODE.sub(lambda m: " " * len(m.group()), tail)`, by the pattern without the alternatives that
-    cannot match (spacing._CODE_WITHOUT: the same matches; `\\S*://\\S*` tried at every position costs most), and
-    where only indented lines can match, by a search for their newlines (spacing._INDENTED: the same lines after the
-    first, whose line is blanked here)."""
-    marks, url = "`" in tail or "~~~" in tail, "://" in tail
-    if marks or url:
-        return _CODE_WITHOUT[marks, url].sub(_spaces, tail)
-    if "\n    " in tail or "\n\t" in tail:
-        tail = _INDENTED.sub(_newline_spaces, tail)
-    if tail.startswith(("    ", "\t")):
-        newline = tail.find("\n")
-        end = newline if newline >= 0 else len(tail)
-        tail = " " * end + tail[end:]
-    return tail
-
-
-def _spaces(m: re.Match[str]) -> str:
-    return " " * len(m.group())
-
-
-def _newline_spaces(m: re.Match[str]) -> str:
-    return "\n" + " " * (len(m.group()) - 1)
 
 
 def spaced_gaps(text: str) -> float:

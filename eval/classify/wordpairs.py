@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import cache
@@ -35,8 +36,10 @@ from itertools import accumulate, pairwise
 from operator import sub
 from pathlib import Path
 
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import FUNCTION_WORDS, WINDOW_TOKENS
 from eval.classify.glued import known, lexicon
+from eval.classify.spacing import code_to_newlines
 
 CALIBRATION_PIECE = 600  # characters of the gettext catalogs' pieces it is calibrated on: short texts, as it reads
 MAX_WORDS = WINDOW_TOKENS  # words (between whitespace) of a field it reads: as many as the statistics' window
@@ -138,7 +141,7 @@ def pair_classes(text: str, words: frozenset[str]) -> list[tuple[str, str]]:
     """The classes of each two adjacent tokens of `text` on one line, no punctuation between them; fences, inline
     code, URLs and indented lines are not read (a line break stands in their place)."""
     if "`" in text or "://" in text or "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t")):
-        text = _CODE.sub("\n", text)
+        text = code_to_newlines(text)
     tokens = _TOKENS
     if len(tokens) > _MAX_TOKENS:
         tokens.clear()
@@ -152,10 +155,39 @@ def pair_classes(text: str, words: frozenset[str]) -> list[tuple[str, str]]:
     return [(a[0], b[0]) for a, b in pairwise(info) if not a[2] and not b[1]]
 
 
+class _Codes:
+    """What the compiled helper reads: each class a number, each token a code (class * 4 + 2 * opens with a quote or
+    bracket + closes with punctuation; the cache `codes`, cleared when it grows too big), the pair scores as a
+    matrix of doubles (the same values as `table()`'s scores), and a byte per class that is 1 for a class that is no
+    English word."""
+
+    def __init__(self, words: frozenset[str], scores: _Scores):
+        names = sorted(words | set(scores.left) | set(scores.right) | _NOT_ENGLISH | {"i", "W", ""})
+        self.number = {name: k for k, name in enumerate(names)}
+        self.n = len(names)
+        self.matrix = array("d", (scores[(a, b)] for a in names for b in names)).tobytes()
+        self.foreign = bytes(name in _NOT_ENGLISH for name in names)
+        self.words = words
+        self.codes: dict[str, int] = {}
+
+    def code_of(self, token: str) -> int:
+        kind, lead, trail = _token(token, self.words)
+        code = self.codes[token] = self.number[kind] * 4 + 2 * lead + trail
+        return code
+
+
+@cache
+def _codes() -> _Codes:
+    words, scores, _, _ = table()
+    return _Codes(words, scores)
+
+
 def implausible_pairs(text: str) -> float:
     """The lowest sum of WINDOW consecutive pair scores in the last READS characters of `text` (0.0 where no pair
     is implausible, where there are fewer than MIN_PAIRS pairs, where the text is not English prose, or where the field
     has more than MAX_WORDS words)."""
+    if _speedups is not None:  # the word count, the pairs and their sums in C: the same values (test_fast_paths)
+        return _implausible_pairs_compiled(text)
     n_words = len(text.split(maxsplit=MAX_WORDS))
     if n_words > MAX_WORDS or n_words <= MIN_PAIRS:
         return 0.0  # a long field (most fields stop here, after splitting off MAX_WORDS + 1 words), or too few pairs
@@ -173,6 +205,28 @@ def implausible_pairs(text: str) -> float:
     else:
         sums = list(accumulate(values, initial=0.0))
         best = min(map(sub, sums[WINDOW:], sums))
+    return min(0.0, round(best, 6))
+
+
+def _implausible_pairs_compiled(text: str) -> float:
+    assert _speedups is not None
+    if _speedups.words_over(text, MAX_WORDS):
+        return 0.0  # a long field: most fields stop here
+    scores = table()[1]
+    if not scores:
+        return 0.0
+    tail = text[-READS:]
+    if "`" in tail or "://" in tail or "\n    " in tail or "\n\t" in tail or tail.startswith(("    ", "\t")):
+        tail = code_to_newlines(tail)
+    compiled = _codes()
+    if len(compiled.codes) > _MAX_TOKENS:
+        compiled.codes.clear()
+    pairs, foreign, best = _speedups.pair_window(
+        tail, compiled.codes, compiled.code_of, compiled.matrix, compiled.n, compiled.foreign, WINDOW
+    )
+    # A field of MIN_PAIRS words or fewer has fewer pairs: the Python path's test of the word count is this one.
+    if pairs < MIN_PAIRS or pairs - foreign < MIN_ENGLISH * pairs:
+        return 0.0
     return min(0.0, round(best, 6))
 
 

@@ -19,9 +19,11 @@ import eval.classify.glued as glued_module
 import eval.classify.identifiers as identifiers_module
 import eval.classify.neardup as neardup_module
 import eval.classify.repetition as repetition_module
+import eval.classify.salad as salad_module
 import eval.classify.spacing as spacing_module
 import eval.classify.splitwords as splitwords_module
 import eval.classify.textual as textual_module
+import eval.classify.wordpairs as wordpairs_module
 from eval.classify.bytelevel import _NON_ASCII_WORD, SUSPECT, SUSPECT_RANGE, non_ascii_words
 from eval.classify.charsets import may_hold
 from eval.classify.degeneracy import (
@@ -93,8 +95,8 @@ from eval.classify.repetition import (
     _short_region_tail,
     worst_region,
 )
-from eval.classify.salad import _NON_LATIN_ALPHABETIC, _NON_LATIN_RANGE
-from eval.classify.spacing import _CODE, LONG_CHUNK, _chunks_of, _long_chunks, strip_code
+from eval.classify.salad import _NON_LATIN_ALPHABETIC, _NON_LATIN_RANGE, CONTENT_READS
+from eval.classify.spacing import _CODE, LONG_CHUNK, _chunks_of, _long_chunks, code_to_newlines, strip_code
 from eval.classify.special import _FAST, _may_hold_token
 from eval.classify.splitwords import (
     _GAP,
@@ -112,6 +114,8 @@ from eval.classify.splitwords import _blank_code as _split_blank
 from eval.classify.splitwords import _prose as _split_prose
 from eval.classify.splitwords import _word as _split_word
 from eval.classify.textual import _SURROGATE, _has_surrogate
+from eval.classify.wordpairs import MAX_WORDS as MAX_PAIR_WORDS
+from eval.classify.wordpairs import implausible_pairs
 
 REFERENCE = "\n".join(topics[k] for k in sorted(topics))
 
@@ -511,6 +515,8 @@ _SPEEDUP_MODULES = (
     spacing_module,
     splitwords_module,
     textual_module,
+    salad_module,
+    wordpairs_module,
 )
 _ALPHABET = [
     *"abcXYZ019 _-'\"()[]*.,;:!?|/\\=<>@#$%&~^+`\t\n\x0b\x0c\r\x1c\x1f",
@@ -1101,3 +1107,74 @@ def test_compiled_non_ascii_runs_are_the_regex_runs(monkeypatch: Any) -> None:
     assert compiled.non_ascii_runs("aé b éé", 1) == [(1, 2), (5, 7)]
     with pytest.raises(ValueError):
         compiled.non_ascii_runs("éé", 0)
+
+
+def test_code_to_newlines_and_blanking_without_impossible_alternatives_are_the_full_pattern() -> None:
+    rng = random.Random(5)
+    alphabet = list("ab `~:/ \n\t\r\xa0")
+    texts = [REFERENCE[i : i + 700] for i in range(0, 200_000, 997)] + _random_texts(6, 1000)
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(5000)]
+    for text in texts:
+        assert code_to_newlines(text) == _CODE.sub("\n", text)
+        assert glued_module._blank_code(text) == _CODE.sub(lambda m: " " * len(m.group()), text)
+
+
+def _salad_texts(seed: int, count: int) -> list[str]:
+    """Prose, word salad of common and function words, code, punctuation and line breaks, short and long."""
+    rng = random.Random(seed)
+    vocabulary = [*sorted(FUNCTION_WORDS)[:40], "cat", "been", "your", "The", "I", "Sure,", "(see", "it.", "x1"]
+    vocabulary += ["`code`", "http://a.b/c", "\n", "\n    indented", "’s", "哈", "\u2028", "é", "  ", "1,000", "—"]
+    out = _random_texts(seed, count // 2) + _texts()[: count // 4]
+    for _ in range(count - len(out)):
+        out.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, rng.choice((12, 70, 200))))))
+    return out
+
+
+def test_compiled_word_pairs_are_the_python_pairs(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    texts = _salad_texts(71, 6000)
+    fast = [implausible_pairs(text) for text in texts]
+    monkeypatch.setattr(wordpairs_module, "_speedups", None)
+    assert [implausible_pairs(text) for text in texts] == fast
+    assert sum(v < 0.0 for v in fast) > 500  # the pairs are read and scored, not only counted
+    for text in texts:
+        assert compiled.words_over(text, MAX_PAIR_WORDS) == (len(text.split(maxsplit=MAX_PAIR_WORDS)) > MAX_PAIR_WORDS)
+    codes = wordpairs_module._codes()
+    with pytest.raises(ValueError):  # a matrix too small for its classes
+        compiled.pair_window("a b", {}, codes.code_of, b"", codes.n, codes.foreign, 24)
+    with pytest.raises(TypeError):
+        compiled.pair_window("a b", [], codes.code_of, codes.matrix, codes.n, codes.foreign, 24)
+
+
+def test_compiled_plain_run_decides_as_the_stretches(monkeypatch: Any) -> None:
+    compiled = _compiled()
+    texts = _salad_texts(72, 6000)
+    texts += [" ".join(["walk stroll wander roam drift"] * k) for k in range(1, 6)] + ["a  b", " x y", "é y z"]
+    decided = 0
+    for text in texts:
+        window = text[-CONTENT_READS:]
+        for min_run in (3, 8, 12):
+            fast = compiled.plain_run(window, salad_module._ALL_FUNCTION_WORDS)
+            monkeypatch.setattr(salad_module, "_speedups", None)
+            slow = salad_module._run_bound(window, min_run)
+            monkeypatch.setattr(salad_module, "_speedups", compiled)
+            assert (fast >= min_run) == (slow >= min_run), window
+            assert slow < min_run or fast == slow
+            decided += slow >= min_run
+    assert decided > 100
+    assert compiled.plain_run("walk stroll the wander roam drift", salad_module._ALL_FUNCTION_WORDS) == 3
+    assert compiled.plain_run("walk  stroll wander", salad_module._ALL_FUNCTION_WORDS) == 2
+
+
+def test_the_clitic_prefilter_never_hides_a_doubled_clitic() -> None:
+    rng = random.Random(73)
+    pieces = ["'", "\u2019", "s", "ll", "re", "a", " ", "x", "'s", "\u2019t", "Let", "\n", "don", "é"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 25))) for _ in range(50_000)]
+    texts += _random_texts(74, 500)
+    matched = 0
+    for text in texts:
+        if salad_module._CLITIC_TWICE_QUICK.search(text) is not None:
+            matched += 1
+            assert salad_module._may_double_a_clitic(text), text
+    assert matched > 1000
+    assert salad_module.doubled_clitics("Let's's go, we’re’re here, don't") == 2

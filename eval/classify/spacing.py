@@ -43,15 +43,20 @@ _INDENTED = re.compile(r"\n(?: {4}|\t)[^\n]*")
 
 
 def code_to_newlines(text: str) -> str:
-    """`_CODE.sub("\n", text)`: fences, inline code, URLs and indented lines become a line break (the same matches,
-    found by the pattern without the alternatives that cannot match, or by a search for indented lines' newlines)."""
+    """`_CODE.sub("\n", text)`: fences, inline code, URLs and indented lines become a line break."""
+    return _code_replaced(text, "\n")
+
+
+def _code_replaced(text: str, by: str) -> str:
+    """`_CODE.sub(by, text)`, by the pattern without the alternatives that cannot match (the same matches), or where
+    only indented lines can match, by a search for their newlines (the same lines after the first)."""
     marks, url = "`" in text or "~~~" in text, "://" in text
     if marks or url:
-        return _CODE_WITHOUT[marks, url].sub("\n", text)
+        return _CODE_WITHOUT[marks, url].sub(by, text)
     if text.startswith(("    ", "\t")):
         newline = text.find("\n")
-        text = "\n" + text[newline:] if newline >= 0 else "\n"
-    return _INDENTED.sub("\n\n", text)
+        text = by + text[newline:] if newline >= 0 else by
+    return _INDENTED.sub("\n" + by, text)
 
 
 def blank_code(tail: str) -> str:
@@ -81,13 +86,7 @@ def _newline_spaces(m: re.Match[str]) -> str:
 
 def strip_code(text: str) -> str:
     """`_CODE.sub(" ", text)`: fences, inline code, URLs and indented lines become a space."""
-    marks, url = "`" in text or "~~~" in text, "://" in text
-    if marks or url:
-        return _CODE_WITHOUT[marks, url].sub(" ", text)
-    if text.startswith(("    ", "\t")):
-        newline = text.find("\n")
-        text = " " + text[newline:] if newline >= 0 else " "
-    return _INDENTED.sub("\n ", text)
+    return _code_replaced(text, " ")
 
 
 def run_together_share(text: str) -> float | None:

@@ -24,6 +24,7 @@ import json
 import re
 from functools import cache
 
+from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import CALIBRATION
 from eval.classify.wordpairs import MAX_WORDS, READS, WINDOW, implausible_pairs
 
@@ -43,15 +44,23 @@ def last_stretch(text: str) -> str | None:
     if tail.count(" ") + tail.count("\n") < WINDOW:
         return None  # the gate: fewer blanks than a window's words need (most fields)
     need = max(WINDOW + 1, MIN_LINE_WORDS * (tail.strip().count("\n") + 1))
-    if len(tail.split(maxsplit=need)) < need:
+    if not _more_words(tail, need - 1):
         return None  # short lines: a list, a table or code
     return tail
+
+
+def _more_words(text: str, limit: int) -> bool:
+    """len(text.split(maxsplit=limit)) > limit: counted in C where the compiled helpers are built (no strings made)."""
+    if _speedups is not None:
+        over: bool = _speedups.words_over(text, limit)
+        return over
+    return len(text.split(maxsplit=limit)) > limit
 
 
 def tail_pairs(text: str) -> float:
     """`implausible_pairs` of the last stretch of a field of more than MAX_WORDS words (module docstring); else 0.0."""
     stretch = last_stretch(text)
-    if stretch is None or len(text.split(maxsplit=MAX_WORDS)) <= MAX_WORDS:
+    if stretch is None or not _more_words(text, MAX_WORDS):
         return 0.0  # no long stretch (most fields), or a short field: implausible_pairs' own
     return implausible_pairs(stretch)
 

@@ -22,6 +22,7 @@ import eval.classify.repetition as repetition_module
 import eval.classify.salad as salad_module
 import eval.classify.spacing as spacing_module
 import eval.classify.splitwords as splitwords_module
+import eval.classify.tailsalad as tailsalad_module
 import eval.classify.textual as textual_module
 import eval.classify.wordpairs as wordpairs_module
 from eval.classify.bytelevel import _NON_ASCII_WORD, SUSPECT, SUSPECT_RANGE, non_ascii_words
@@ -113,6 +114,7 @@ from eval.classify.splitwords import READS as SPLIT_READS
 from eval.classify.splitwords import _blank_code as _split_blank
 from eval.classify.splitwords import _prose as _split_prose
 from eval.classify.splitwords import _word as _split_word
+from eval.classify.tailsalad import tail_pairs
 from eval.classify.textual import _SURROGATE, _has_surrogate
 from eval.classify.wordpairs import MAX_WORDS as MAX_PAIR_WORDS
 from eval.classify.wordpairs import implausible_pairs
@@ -516,6 +518,7 @@ _SPEEDUP_MODULES = (
     splitwords_module,
     textual_module,
     salad_module,
+    tailsalad_module,
     wordpairs_module,
 )
 _ALPHABET = [
@@ -1134,8 +1137,11 @@ def test_compiled_word_pairs_are_the_python_pairs(monkeypatch: Any) -> None:
     compiled = _compiled()
     texts = _salad_texts(71, 6000)
     fast = [implausible_pairs(text) for text in texts]
+    fast_tails = [tail_pairs(text) for text in texts]
     monkeypatch.setattr(wordpairs_module, "_speedups", None)
+    monkeypatch.setattr(tailsalad_module, "_speedups", None)
     assert [implausible_pairs(text) for text in texts] == fast
+    assert [tail_pairs(text) for text in texts] == fast_tails
     assert sum(v < 0.0 for v in fast) > 500  # the pairs are read and scored, not only counted
     for text in texts:
         assert compiled.words_over(text, MAX_PAIR_WORDS) == (len(text.split(maxsplit=MAX_PAIR_WORDS)) > MAX_PAIR_WORDS)

@@ -324,6 +324,11 @@ SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
     # KV connector servers (KV_SERVER_CONFIGS, their own storage under sched/): the control calls reach the
     # connector (reset_external: /reset_prefix_cache?reset_external=true) and preempt requests that loaded KV
     SchedServerConfig("kvnc", user=True, args=kv_server_args(KV_SERVER_CONFIGS[1], "self4", SCHED_KV_ROOT)),
+    # model FLOPs utilization metrics (--enable-mfu-metrics), and a server ready for LoRA adapters loaded at run
+    # time (--enable-lora; the requests name none). vLLM refuses LoRA with speculation below a token budget of
+    # max_num_seqs * (K + 1) (1280 at the default 256 sequences; cov-sched6-1208), so lora runs at 2048.
+    SchedServerConfig("mfu", user=True, args={"enable_mfu_metrics": True}),
+    SchedServerConfig("lora", user=True, args={"enable_lora": True, "max_num_batched_tokens": 2048}),
     SchedServerConfig(
         "press-prio",
         user=False,

@@ -33,6 +33,7 @@ from functools import cache
 from itertools import chain, repeat
 from operator import eq
 from pathlib import Path
+from typing import Any
 
 from eval.classify.charsets import may_hold
 from eval.classify.compiled import speedups as _speedups
@@ -374,10 +375,22 @@ def _function_run(tokens: list[str]) -> int:
 
 
 @cache
+def calibration() -> dict[str, Any]:
+    """degeneracy.json, written by eval.classify.calibrate, read once per process for every statistic."""
+    data: dict[str, Any] = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    return data
+
+
+def calibrated(name: str, missing: float) -> float:
+    """The calibrated threshold of the statistic `name` (its entry in degeneracy.json), or `missing` where the file has
+    no entry for it (each caller passes the value that never fires)."""
+    return float(calibration().get(name, {}).get("threshold", missing))
+
+
+@cache
 def thresholds() -> dict[str, float]:
     """The calibrated thresholds (statistic -> value; `degeneracy.json`, written by the calibration)."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    return {name: float(data["thresholds"][name]) for name in STATISTICS}
+    return {name: float(calibration()["thresholds"][name]) for name in STATISTICS}
 
 
 # Compression alone also finds lists of near-identical lines (file lists, link lists) that a reply may hold; with

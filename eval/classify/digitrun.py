@@ -21,12 +21,11 @@ in something else and leaves there.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 
 from eval.classify.compiled import speedups as _speedups
-from eval.classify.degeneracy import CALIBRATION
+from eval.classify.degeneracy import calibrated
 from eval.classify.glued import _blank_code
 
 READS = 8192  # the last characters of a field, as the other statistics of free text read
@@ -85,5 +84,4 @@ def final_digit_run(text: str) -> tuple[int, int]:
 @cache
 def threshold() -> float:
     """The calibrated run (degeneracy.json) beyond which a field loops; a missing entry never fires."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    return float(data.get("digit_run", {}).get("threshold", float("inf")))
+    return calibrated("digit_run", float("inf"))

@@ -21,11 +21,10 @@ catalogs' pieces beyond it).
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 
-from eval.classify.degeneracy import CALIBRATION, FUNCTION_WORDS
+from eval.classify.degeneracy import FUNCTION_WORDS, calibrated
 from eval.classify.glued import _blank_code, known, lexicon
 
 READS = 4096  # the end of a field is read, as the other salad statistics do
@@ -98,8 +97,7 @@ def language_drift(text: str) -> int:
 @cache
 def threshold() -> float:
     """The calibrated count (degeneracy.json); a missing entry never fires."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    return float(data.get("language_drift", {}).get("threshold", float("inf")))
+    return calibrated("language_drift", float("inf"))
 
 
 # A conversation that shows CJK text or names the languages: the reply may answer in them (a translation, a word

@@ -25,7 +25,6 @@ every word of the field (`_runs`, the reference) only where one exists: the same
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from functools import cache
@@ -33,7 +32,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from eval.classify.compiled import speedups as _speedups
-from eval.classify.degeneracy import CALIBRATION, FUNCTION_WORDS
+from eval.classify.degeneracy import FUNCTION_WORDS, calibrated
 from eval.classify.generated import read_words
 from eval.classify.spacing import blank_code
 
@@ -195,8 +194,7 @@ def glued_words(text: str) -> int:
 def threshold() -> float:
     """The calibrated count (degeneracy.json, `glued_words`) beyond which a field's words are glued; without a
     calibration, never."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    return float(data.get("glued_words", {}).get("threshold", float("inf")))
+    return calibrated("glued_words", float("inf"))
 
 
 def build_lexicon() -> list[str]:

@@ -20,13 +20,12 @@ back to back, prose only, units of 24 words or more: 31 and 41 (docs/trust/class
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from itertools import repeat
 from operator import itemgetter
 
 from eval.classify.compiled import speedups as _speedups
-from eval.classify.degeneracy import CALIBRATION, _code_hint, _unfenced, mostly_words
+from eval.classify.degeneracy import _code_hint, _unfenced, calibrated, mostly_words
 
 READS = 4096  # as the statistics of eval/classify/degeneracy.py: a loop runs to the end
 MIN_SEGMENT_WORDS = 8
@@ -107,5 +106,4 @@ def _keys_may_repeat(segments: list[str], limit: float) -> bool:
 @cache
 def threshold() -> float:
     """The calibrated count (degeneracy.json, `near_duplicates`); beyond it a field loops. Missing: never fires."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    return float(data.get("near_duplicates", {}).get("threshold", float("inf")))
+    return calibrated("near_duplicates", float("inf"))

@@ -44,15 +44,14 @@ side by side) and raised the false alarms on real multilingual text from 660 to 
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 
 from eval.classify.bytelevel import in_fence
 from eval.classify.charsets import may_hold
 from eval.classify.compiled import speedups as _speedups
-from eval.classify.degeneracy import CALIBRATION, _prose_line
 from eval.classify.degeneracy import FUNCTION_WORDS as ENGLISH_FUNCTION_WORDS
+from eval.classify.degeneracy import _prose_line, calibrated
 from eval.classify.glued import _blank_code
 from eval.classify.tailsalad import tail_pairs
 from eval.classify.tailsalad import threshold as tail_pairs_threshold
@@ -293,20 +292,13 @@ def thresholds() -> dict[str, float]:
     """The calibrated thresholds (degeneracy.json): more than `mixed_script` such words, a `content_run` longer than
     its threshold, more `midsentence_marks`, or a `function_share` below its threshold, is salad. Missing entries
     never fire."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    mixed = data.get("mixed_script", {}).get("threshold", float("inf"))
-    share = data.get("function_share", {}).get("threshold", -1.0)
-    run = data.get("content_run", {}).get("threshold", float("inf"))
-    marks = data.get("midsentence_marks", {}).get("threshold", float("inf"))
-    pairs = data.get("implausible_pairs", {}).get("threshold", float("-inf"))
-    clitics = data.get("doubled_clitics", {}).get("threshold", float("inf"))
     return {
-        "doubled_clitics": float(clitics),
-        "mixed_script": float(mixed),
-        "function_share": float(share),
-        "content_run": float(run),
-        "midsentence_marks": float(marks),
-        "implausible_pairs": float(pairs),
+        "doubled_clitics": calibrated("doubled_clitics", float("inf")),
+        "mixed_script": calibrated("mixed_script", float("inf")),
+        "function_share": calibrated("function_share", -1.0),
+        "content_run": calibrated("content_run", float("inf")),
+        "midsentence_marks": calibrated("midsentence_marks", float("inf")),
+        "implausible_pairs": calibrated("implausible_pairs", float("-inf")),
     }
 
 

@@ -9,12 +9,11 @@ real clean text (`python -m eval.classify.calibrate --write`, degeneracy.json: `
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 
 from eval.classify.compiled import speedups as _speedups
-from eval.classify.degeneracy import CALIBRATION
+from eval.classify.degeneracy import calibrated
 
 LONG_CHUNK = 24  # characters between spaces: longer than nearly every real word
 MIN_DISTINCT = 8  # words hold many different letters; `XXXXXXXX` masks and `====` rules do not
@@ -137,5 +136,4 @@ def _long_chunks(text: str) -> list[str]:
 @cache
 def threshold() -> float:
     """The calibrated threshold (degeneracy.json, `run_together`); above it a field's words are run together."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    return float(data.get("run_together", {}).get("threshold", 1.0))
+    return calibrated("run_together", 1.0)

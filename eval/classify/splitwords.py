@@ -32,7 +32,6 @@ looks for MIN_SPELLED lowercase letters one space apart, without which it finds 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from functools import cache, lru_cache
@@ -40,7 +39,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from eval.classify.compiled import speedups as _speedups
-from eval.classify.degeneracy import CALIBRATION
+from eval.classify.degeneracy import calibrated
 from eval.classify.generated import read_words
 from eval.classify.glued import known, lexicon
 from eval.classify.spacing import blank_code as _blank_code
@@ -188,8 +187,7 @@ def offset(text: str) -> int:
 @cache
 def thresholds() -> dict[str, float]:
     """The calibrated values (degeneracy.json) beyond which a field's words are split; missing entries never fire."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    return {name: float(data.get(name, {}).get("threshold", float("inf"))) for name in STATISTICS}
+    return {name: calibrated(name, float("inf")) for name in STATISTICS}
 
 
 def build_wide_lexicon() -> list[str]:

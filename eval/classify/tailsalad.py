@@ -20,12 +20,11 @@ not chosen.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 
 from eval.classify.compiled import speedups as _speedups
-from eval.classify.degeneracy import CALIBRATION
+from eval.classify.degeneracy import calibrated
 from eval.classify.wordpairs import MAX_WORDS, READS, WINDOW, implausible_pairs
 
 _LAST_SENTENCE_END = re.compile(r".*[.?!]\s", re.S)  # greedy: backtracks from the end to the last one
@@ -68,5 +67,4 @@ def tail_pairs(text: str) -> float:
 @cache
 def threshold() -> float:
     """The calibrated value (degeneracy.json) below which a long field ends in salad; a missing entry never fires."""
-    data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    return float(data.get("tail_pairs", {}).get("threshold", float("-inf")))
+    return calibrated("tail_pairs", float("-inf"))

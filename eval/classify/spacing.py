@@ -55,7 +55,9 @@ def _code_replaced(text: str, by: str) -> str:
     if text.startswith(("    ", "\t")):
         newline = text.find("\n")
         text = by + text[newline:] if newline >= 0 else by
-    return _INDENTED.sub("\n" + by, text)
+    if "\n    " in text or "\n\t" in text:  # else _INDENTED has nothing to match
+        text = _INDENTED.sub("\n" + by, text)
+    return text
 
 
 def blank_code(tail: str) -> str:

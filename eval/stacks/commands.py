@@ -88,6 +88,30 @@ def draft_model_path(value: Any, model_path: str) -> Any:
     return value
 
 
+def lora_modules_paths(value: Any, model_path: str) -> Any:
+    """`--lora-modules` entries `<name>=@target/<dir>` with the directory made a path inside the served model's
+    (LoRA adapters a generator writes beside its model: tiny-llama's `lora_adapters`); other entries unchanged."""
+    if not isinstance(value, list):
+        return value
+    out: list[Any] = []
+    for entry in value:
+        if isinstance(entry, str) and "=" in entry:
+            name, path = entry.split("=", 1)
+            if path.startswith(SELF_DRAFT + "/"):
+                sub = path[len(SELF_DRAFT) + 1 :]
+                if not sub or ".." in Path(sub).parts:
+                    raise ValueError(f"LoRA module {entry!r}: name a directory inside the model's")
+                local = Path(model_path)
+                if local.is_dir() and not (local / sub).is_dir():
+                    raise ValueError(
+                        f"LoRA module {entry!r}: {local / sub} does not exist (a generated tiny-llama writes "
+                        "adapters there with options: {lora_adapters: [<name>, ...]})"
+                    )
+                entry = f"{name}={model_path.rstrip('/')}/{sub}"
+        out.append(entry)
+    return out
+
+
 def model_args(spec: CohortFile, model_path: str, model: ModelSpec | None = None) -> dict[str, Any]:
     """Server flags of `model` (default: the file's default model) served from `model_path`."""
     m = model or spec.model
@@ -118,6 +142,8 @@ def _server(
             spec_cfg["model"] = draft_model_path(spec_cfg["model"], model_path)
         args["speculative_config"] = spec_cfg
     args.update(cohort.server_args)
+    if "lora_modules" in args:
+        args["lora_modules"] = lora_modules_paths(args["lora_modules"], model_path)
     gpus = int(extra.get("tensor_parallel_size", 1)) * int(extra.get("data_parallel_size", 1))
     argv = ["{python}", "-m", SERVER_MODULE, *to_flags(args)]
     return ProcessCommand(role=role, index=index, argv=argv, env=dict(cohort.env), gpus=gpus)

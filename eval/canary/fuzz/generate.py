@@ -22,9 +22,10 @@ case on every cohort. What it varies (issue 27 item 1):
   a pilot run's own greedy output at a drawn position, so the processor acts where drafts sit (a random ban or
   stop string never meets a random model's output).
 - opt-in (workloads.canary.fuzz_include): per-request `priority` (what `--scheduling-policy priority` orders and
-  preempts by; an fcfs server ignores it) and engine control calls during the case (pause/resume, prefix-cache
-  resets with and without preempting the running requests: what RL frameworks call between weight updates), each
-  from its own stream, so a seed's requests are otherwise what they were.
+  preempts by; an fcfs server ignores it), engine control calls during the case (pause/resume, prefix-cache
+  resets with and without preempting the running requests: what RL frameworks call between weight updates) and
+  LoRA adapters (`lora`: half the requests name one of `fuzz_lora_adapters` as their model), each from its own
+  stream, so a seed's requests are otherwise what they were.
 Requests are greedy unless drawn sampled; every request asks for top-k logprobs (the judgement needs them).
 """
 
@@ -87,6 +88,7 @@ class GenContext:
     max_requests: int = 16
     features: tuple[str, ...] = DEFAULT_FEATURES
     vocab: list[int] = field(default_factory=list)
+    adapters: tuple[str, ...] = ()  # LoRA adapter names the servers serve (feature lora)
 
     def __post_init__(self) -> None:
         if not self.vocab:
@@ -130,6 +132,8 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
             _thinking_budget(ctx, req, f"fuzz-{seed}-{index}-{req.role}")
     if "priority" in ctx.features and ctx.space.accepts("completions", "priority"):
         _priorities(requests, random.Random(f"specqual-fuzz-priority:{seed}:{index}"))
+    if "lora" in ctx.features and ctx.adapters:
+        _adapters(requests, ctx.adapters, random.Random(f"specqual-fuzz-lora:{seed}:{index}"))
     controls = []
     if "engine_control" in ctx.features:
         controls = _controls(requests, random.Random(f"specqual-fuzz-control:{seed}:{index}"))
@@ -147,6 +151,19 @@ def _priorities(requests: list[TimedRequest], rng: random.Random) -> None:
         if rng.random() < PRIORITY_SHARE:
             req.params["priority"] = rng.choice(PRIORITIES)
             req.features.append("priority")
+
+
+LORA_SHARE = 0.5
+
+
+def _adapters(requests: list[TimedRequest], adapters: tuple[str, ...], rng: random.Random) -> None:
+    """A LoRA adapter as the `model` of a share of the requests (the rest ask for the base model): requests of
+    different adapters share steps, and with more adapters than `--max-loras` some wait for a slot; every server
+    serves the same adapters, so the output must not change."""
+    for req in requests:
+        if rng.random() < LORA_SHARE:
+            req.params["model"] = rng.choice(adapters)
+            req.features.append("lora")
 
 
 CONTROL_SHARE = 0.5

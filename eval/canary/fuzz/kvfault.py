@@ -18,7 +18,16 @@ the seed and the request's prompt token ids only (the same case gets the same fa
   reports it finished);
 - `failed_recv_rate` (default 0): an asynchronous load fails as a whole: its blocks are overwritten with noise
   and the request is reported in `failed_recving` (and `finished_recving`, as vLLM's connectors do) when it
-  finishes (ExampleConnector only, asynchronous loads only; no invalid blocks are reported for it).
+  finishes (ExampleConnector only, asynchronous loads only; no invalid blocks are reported for it);
+- `pending_lookup_rate` (default 0): the connector cannot tell yet how many tokens it holds: the first 1..
+  `async_delay_steps` + 1 lookups of a request answer None (vLLM skips the request and asks again next step), as
+  a connector with an asynchronous lookup does (LMCache);
+- `report` (default off): what connectors with a remote store send beside the KV: scheduler-side transfer stats
+  (`get_kv_connector_stats`, counters of the faults drawn; `build_kv_connector_stats` rebuilds them in the API
+  server) and KV events (`take_events`: a BlockStored for each prompt the wrapped connector saves);
+- `refuse_reset` (default off): `reset_cache` answers False (a store that cannot be cleared on request).
+A request finished (aborted) while its asynchronous load is still in flight keeps its blocks until the load is
+reported finished: `has_pending_block_frees` says so, and vLLM waits for them instead of preempting.
 vLLM's `kv_load_failure_policy` decides: `recompute` must give the same output as a server
   without faults, `fail` must end the request with an error, never with other text.
 
@@ -44,7 +53,11 @@ DEFAULTS: dict[str, Any] = {
     "invalid_rate": 0.5,
     "async_delay_steps": 2,
     "failed_recv_rate": 0.0,
+    "pending_lookup_rate": 0.0,
+    "report": False,
+    "refuse_reset": False,
 }
+STAT_KEYS = ("pending_lookups", "async_loads", "failed_recv", "invalid_blocks")
 _log = logging.getLogger("vllm.specqual.kvfault")
 
 
@@ -55,11 +68,14 @@ def settings(extra: dict[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"unknown {EXTRA_KEY} settings: {unknown} (known: {sorted(DEFAULTS)})")
     out = {**DEFAULTS, **given}
-    for key in ("async_rate", "invalid_rate", "failed_recv_rate"):
+    for key in ("async_rate", "invalid_rate", "failed_recv_rate", "pending_lookup_rate"):
         if not 0.0 <= float(out[key]) <= 1.0:
             raise ValueError(f"{EXTRA_KEY}.{key} must be in [0, 1], got {out[key]!r}")
     if int(out["async_delay_steps"]) < 0:
         raise ValueError(f"{EXTRA_KEY}.async_delay_steps must be >= 0")
+    for key in ("report", "refuse_reset"):
+        if not isinstance(out[key], bool):
+            raise ValueError(f"{EXTRA_KEY}.{key} must be true or false, got {out[key]!r}")
     return out
 
 
@@ -82,6 +98,30 @@ def async_delay(cfg: dict[str, Any], tokens: Sequence[int]) -> int:
     """Steps between the load and its report of finished receiving (0: the same step)."""
     steps = int(cfg["async_delay_steps"])
     return int(draw(cfg["seed"], tokens, "delay") * (steps + 1)) if steps else 0
+
+
+def pending_lookups(cfg: dict[str, Any], tokens: Sequence[int]) -> int:
+    """How many of a request's first lookups answer None (the connector cannot tell yet): 0, or 1 to
+    `async_delay_steps` + 1."""
+    if draw(cfg["seed"], tokens, "pending") >= float(cfg["pending_lookup_rate"]):
+        return 0
+    return 1 + int(draw(cfg["seed"], tokens, "pending-n") * (int(cfg["async_delay_steps"]) + 1))
+
+
+def block_hashes(tokens: Sequence[int], block_size: int) -> list[int]:
+    """Chained 63-bit hashes of the full blocks of `tokens` (the ids of a BlockStored event)."""
+    out: list[int] = []
+    parent = b""
+    for end in range(block_size, len(tokens) + 1, block_size):
+        text = parent + ",".join(str(int(t)) for t in tokens[end - block_size : end]).encode()
+        parent = hashlib.sha256(text).digest()
+        out.append(int.from_bytes(parent[:8], "big") >> 1)
+    return out
+
+
+def add_stats(a: dict[str, Any], b: dict[str, Any]) -> dict[str, int]:
+    """Two stats payloads summed key by key (what aggregating the scheduler's intervals does)."""
+    return {k: int(a.get(k, 0)) + int(b.get(k, 0)) for k in sorted(set(a) | set(b))}
 
 
 def invalid_blocks(cfg: dict[str, Any], tokens: Sequence[int], loaded: Sequence[int]) -> list[int]:
@@ -153,16 +193,27 @@ class FaultMixin:
         self._fault_meta: FaultMeta | None = None
         self._fault_layers: dict[str, Any] = {}
         self._fault_counts = {"async": 0, "invalid_requests": 0, "invalid_blocks": 0, "failed_recv": 0}
+        self._fault_lookups: dict[str, int] = {}  # req_id -> lookups still to answer None (scheduler)
+        self._fault_inflight: set[str] = set()  # asynchronous loads not yet reported finished (scheduler)
+        self._fault_orphans: set[str] = set()  # of those, requests already finished: blocks held (scheduler)
+        self._fault_stats = dict.fromkeys(STAT_KEYS, 0)  # since the last get_kv_connector_stats (scheduler)
+        self._fault_events: list[Any] = []  # KV events to hand over (scheduler)
         _log.warning("specqual fault injection on %s: %s", type(self).__name__, self._fault)
 
     # ---------------------------------------------------------------- scheduler side
 
     def get_num_new_matched_tokens(self, request: Any, num_computed_tokens: int) -> tuple[int | None, bool]:
-        n, is_async = super().get_num_new_matched_tokens(request, num_computed_tokens)  # type: ignore[misc]
         rid = request.request_id
-        self._fault_local[rid] = num_computed_tokens
         tokens = list(request.prompt_token_ids or [])
         fresh = rid not in self._fault_tried  # a retry after an injected fault loads cleanly (else: a livelock)
+        if fresh and rid not in self._fault_lookups:
+            self._fault_lookups[rid] = pending_lookups(self._fault, tokens)
+        if fresh and self._fault_lookups.get(rid, 0) > 0:
+            self._fault_lookups[rid] -= 1
+            self._fault_stats["pending_lookups"] += 1
+            return None, False  # not known yet: vLLM skips the request this step and asks again
+        n, is_async = super().get_num_new_matched_tokens(request, num_computed_tokens)  # type: ignore[misc]
+        self._fault_local[rid] = num_computed_tokens
         if n and n > 0 and fresh and not is_async and self._fault_supports_async() and make_async(self._fault, tokens):
             self._fault_async.add(rid)
             return n, True
@@ -183,13 +234,17 @@ class FaultMixin:
             if failed:
                 self._fault_pending_failed[rid] = loaded
                 self._fault_counts["failed_recv"] += 1
+                self._fault_stats["failed_recv"] += 1
             if bad:
                 self._fault_pending_invalid[rid] = bad
                 self._fault_counts["invalid_requests"] += 1
                 self._fault_counts["invalid_blocks"] += len(bad)
+                self._fault_stats["invalid_blocks"] += len(bad)
             if made_async:
                 self._fault_pending_async[rid] = (tokens, block_ids, async_delay(self._fault, tokens))
                 self._fault_counts["async"] += 1
+                self._fault_stats["async_loads"] += 1
+                self._fault_inflight.add(rid)
                 _log.info("specqual kvfault: %s loads asynchronously; invalid blocks %s; fails %s", rid, bad, failed)
                 return  # the wrapped connector never hears of it: this class loads it (worker side)
             if bad:
@@ -204,13 +259,76 @@ class FaultMixin:
         self._fault_pending_async.clear()
         self._fault_pending_invalid.clear()
         self._fault_pending_failed.clear()
+        if self._fault["report"]:
+            self._fault_events.extend(self._fault_store_events(inner))
         return meta
 
     def request_finished(self, request: Any, block_ids: Any) -> Any:
-        self._fault_local.pop(request.request_id, None)
-        self._fault_tried.discard(request.request_id)
-        self._fault_async.discard(request.request_id)
+        rid = request.request_id
+        self._fault_local.pop(rid, None)
+        self._fault_tried.discard(rid)
+        self._fault_async.discard(rid)
+        self._fault_lookups.pop(rid, None)
+        if rid in self._fault_inflight:
+            self._fault_orphans.add(rid)  # vLLM keeps its blocks until the load is reported finished
         return super().request_finished(request, block_ids)  # type: ignore[misc]
+
+    def update_connector_output(self, connector_output: Any) -> None:
+        for rid in getattr(connector_output, "finished_recving", None) or ():
+            self._fault_inflight.discard(rid)
+            self._fault_orphans.discard(rid)
+        super().update_connector_output(connector_output)  # type: ignore[misc]
+
+    def has_pending_block_frees(self) -> bool:
+        return bool(self._fault_orphans) or bool(super().has_pending_block_frees())  # type: ignore[misc]
+
+    def get_kv_connector_stats(self) -> Any:
+        inner = super().get_kv_connector_stats()  # type: ignore[misc]
+        if not self._fault["report"] or not any(self._fault_stats.values()):
+            return inner
+        stats = stats_class()(data=dict(self._fault_stats))
+        self._fault_stats = dict.fromkeys(STAT_KEYS, 0)
+        return stats if inner is None else inner.aggregate(stats)
+
+    @classmethod
+    def build_kv_connector_stats(cls, data: dict[str, Any] | None = None) -> Any:
+        return stats_class()(data=dict(data or {}))
+
+    def take_events(self) -> Any:
+        events, self._fault_events = self._fault_events, []
+        return [*super().take_events(), *events]  # type: ignore[misc]
+
+    def reset_cache(self) -> bool | None:
+        if self._fault["refuse_reset"]:
+            _log.info("specqual kvfault: reset_cache refused")
+            return False
+        return super().reset_cache()  # type: ignore[misc]
+
+    def _fault_store_events(self, inner: Any) -> list[Any]:
+        """A BlockStored for each prompt the wrapped connector saves this step (ExampleConnector's metadata lists
+        them with is_store)."""
+        from vllm.distributed.kv_events import BlockStored
+
+        bs = self._vllm_config.cache_config.block_size  # type: ignore[attr-defined]
+        out = []
+        for req in getattr(inner, "requests", None) or ():
+            if not getattr(req, "is_store", False):
+                continue
+            tokens = [int(t) for t in req.token_ids.tolist()]
+            hashes = block_hashes(tokens, bs)
+            if hashes:
+                out.append(
+                    BlockStored(
+                        block_hashes=hashes,
+                        parent_block_hash=None,
+                        token_ids=tokens[: len(hashes) * bs],
+                        block_size=bs,
+                        lora_id=None,
+                        medium="DISK",
+                        lora_name=None,
+                    )
+                )
+        return out
 
     # ---------------------------------------------------------------- worker side
 
@@ -318,6 +436,29 @@ class _ExampleFaults(FaultMixin):
 
 
 _CLASSES: dict[str, type] = {}
+
+
+def stats_class() -> type:
+    """KVConnectorStats of the fault counters (built on first use: vLLM is imported only inside the server)."""
+    if "stats" in _CLASSES:
+        return _CLASSES["stats"]
+    from vllm.distributed.kv_transfer.kv_connector.v1.metrics import KVConnectorStats
+
+    class FaultStats(KVConnectorStats):
+        def reset(self) -> None:
+            self.data = dict.fromkeys(STAT_KEYS, 0)
+
+        def aggregate(self, other: Any) -> Any:
+            return FaultStats(data=add_stats(self.data, other.data))
+
+        def reduce(self) -> dict[str, int | float]:
+            return {k: int(v) for k, v in self.data.items()}
+
+        def is_empty(self) -> bool:
+            return not any(self.data.values())
+
+    _CLASSES["stats"] = FaultStats
+    return FaultStats
 
 
 def connector_class(name: str) -> type:

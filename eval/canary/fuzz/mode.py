@@ -85,6 +85,7 @@ def gen_context(
         max_tokens=cfg.max_tokens,
         max_requests=cfg.fuzz_max_concurrency,
         features=cfg.fuzz_feature_set(device),
+        adapters=tuple(cfg.fuzz_lora_adapters),
         **facts,
     )
 

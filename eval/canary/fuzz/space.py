@@ -287,6 +287,7 @@ class SchedServerConfig:
     name: str
     user: bool
     args: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # over SCHED_ENV
 
 
 # Test-only failed-receive servers of the scheduler cohort (not in kv-connector-cpu.yaml)
@@ -297,6 +298,15 @@ KV_RECV_CONFIGS: tuple[KVServerConfig, ...] = (
     KVServerConfig("kvrecv-fail", user=False, prefix_caching=False, policy="fail", faults=True,
                    fault_settings=KV_RECV_FAULTS),
 )  # fmt: skip
+# Test-only slow connector of the scheduler cohort: every load asynchronous and reported 0-12 steps later (a
+# client abort, `pause_abort` or a reset lands while loads are in flight), half fail as a whole, half the lookups
+# answer "not known yet" first, transfer stats and KV events reported, connector resets refused (kvfault.py)
+KV_SLOW_FAULTS: tuple[tuple[str, Any], ...] = (
+    ("async_rate", 1.0), ("failed_recv_rate", 0.5), ("async_delay_steps", 12), ("pending_lookup_rate", 0.5),
+    ("report", True), ("refuse_reset", True),
+)  # fmt: skip
+KV_SLOW_CONFIG = KVServerConfig("kvslow-rec", user=False, prefix_caching=False, policy="recompute", faults=True,
+                                fault_settings=KV_SLOW_FAULTS)  # fmt: skip
 
 # KV blocks of the test-only pressure servers: one request up to max_model_len 2048 fits (32 blocks of 64 tokens,
 # vLLM refuses to start below that), a busy case does not, so running requests are preempted mid-speculation.
@@ -306,6 +316,13 @@ SCHED_KV_ROOT = KV_STORAGE_ROOT + "/sched"
 SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
     SchedServerConfig("prio", user=True, args={"scheduling_policy": "priority"}),
     SchedServerConfig("limits", user=True, args={"max_num_seqs": 3, "long_prefill_token_threshold": 16}),
+    # the same limits with the threshold floored at a fair share of the budget (--long-prefill-token-threshold-
+    # adaptive: max_num_batched_tokens / queued and running requests)
+    SchedServerConfig(
+        "adapt",
+        user=True,
+        args={"max_num_seqs": 3, "long_prefill_token_threshold": 16, "long_prefill_token_threshold_adaptive": True},
+    ),
     SchedServerConfig(
         "obs",  # what a server behind dashboards and a KV-aware router turns on
         user=True,
@@ -329,6 +346,8 @@ SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
     # max_num_seqs * (K + 1) (1280 at the default 256 sequences; cov-sched6-1208), so lora runs at 2048.
     SchedServerConfig("mfu", user=True, args={"enable_mfu_metrics": True}),
     SchedServerConfig("lora", user=True, args={"enable_lora": True, "max_num_batched_tokens": 2048}),
+    # NaN diagnostics (VLLM_COMPUTE_NANS_IN_LOGITS=1: the runner counts NaNs in each request's logits every step)
+    SchedServerConfig("nans", user=True, env={"VLLM_COMPUTE_NANS_IN_LOGITS": "1"}),
     SchedServerConfig(
         "press-prio",
         user=False,
@@ -343,5 +362,15 @@ SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
         "kvrecv-fail",
         user=False,
         args={**kv_server_args(KV_RECV_CONFIGS[1], "self4", SCHED_KV_ROOT), "disable_log_stats": True},
+    ),
+    # the slow connector under KV-cache pressure: a request aborted while its load is in flight holds its blocks
+    # until the load ends (has_pending_block_frees), and a running request that cannot grow waits for them
+    SchedServerConfig(
+        "kvslow-rec",
+        user=False,
+        args={
+            **kv_server_args(KV_SLOW_CONFIG, "self4", SCHED_KV_ROOT),
+            "num_gpu_blocks_override": SCHED_PRESSURE_BLOCKS,
+        },
     ),
 )

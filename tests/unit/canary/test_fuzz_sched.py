@@ -43,11 +43,11 @@ def test_cohort_file_carries_the_space_configs_users_first() -> None:
         config, spec = cohort.name.rsplit("-", 1)
         assert spec == "self4"
         assert cohort.server_args == {**base, **by_name[config].args}, cohort.name
-        assert cohort.env == {**base_env, **SCHED_ENV}, cohort.name
+        assert cohort.env == {**base_env, **SCHED_ENV, **by_name[config].env}, cohort.name
         seen.add(config)
     assert seen == set(by_name)
     features = loaded.spec.workloads.canary.fuzz_feature_set("cpu")
-    assert set(FUZZ_OPT_IN) <= set(features)
+    assert set(FUZZ_OPT_IN) - {"lora"} <= set(features)  # lora: cohorts/lora-cpu.yaml (servers with adapters)
 
 
 def test_opt_in_features_are_off_by_default_and_change_nothing_else() -> None:
@@ -74,6 +74,32 @@ def test_opt_in_features_are_off_by_default_and_change_nothing_else() -> None:
     no_field = dataclasses.replace(opted, space=space_from_openapi({"components": {"schemas": {
         "CompletionRequest": {"properties": FIELDS}}}}))  # fmt: skip
     assert all("priority" not in r.params for i in range(20) for r in generate_case(no_field, 0, i).requests)
+
+
+def test_lora_names_the_files_adapters_on_half_the_requests_and_changes_nothing_else() -> None:
+    plain = _gen((*DEFAULT_FEATURES, "lora"))  # no adapters: nothing to name
+    named = dataclasses.replace(plain, adapters=("lora-a", "lora-b"))
+    total = with_adapter = 0
+    seen: set[str] = set()
+    for i in range(40):
+        a, b = generate_case(plain, 0, i), generate_case(named, 0, i)
+        for x, y in zip(a.requests, b.requests, strict=True):
+            assert "model" not in x.params
+            assert {k: v for k, v in y.params.items() if k != "model"} == x.params
+            assert [f for f in y.features if f != "lora"] == x.features
+            total += 1
+            if "model" in y.params:
+                with_adapter += 1
+                seen.add(y.params["model"])
+                assert "lora" in y.features
+    assert seen == {"lora-a", "lora-b"} and 0.35 < with_adapter / total < 0.65
+    loaded = load_spec([str(ROOT / "cohorts/lora-cpu.yaml")])
+    canary = loaded.spec.workloads.canary
+    assert "lora" in canary.fuzz_feature_set("cpu") and "prompt_logprobs" not in canary.fuzz_feature_set("cpu")
+    modules = {f"{n}=@target/{n}" for n in canary.fuzz_lora_adapters}
+    assert set(loaded.spec.model.generate.options["lora_adapters"]) == set(canary.fuzz_lora_adapters)
+    for cohort in loaded.cohorts:  # every server, the reference too, serves every adapter the requests name
+        assert set(cohort.server_args["lora_modules"]) == modules and cohort.server_args["enable_lora"]
 
 
 def test_a_server_without_the_endpoints_answers_the_controls_404_and_the_requests_run() -> None:

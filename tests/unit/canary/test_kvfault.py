@@ -89,6 +89,115 @@ def test_a_failed_receive_is_reported_failed_and_finished_when_its_delay_is_over
     assert conn.get_transfer_results(set()).failed_recving == set()
 
 
+class _Req:
+    def __init__(self, rid: str, tokens: list[int]) -> None:
+        self.request_id, self.prompt_token_ids = rid, tokens
+
+
+class _Output:
+    def __init__(self, recving: set[str]) -> None:
+        self.finished_recving = recving
+
+
+class _SchedInner:
+    """The scheduler-side calls a wrapped connector answers (a hit of 64 tokens, nothing pending, no stats)."""
+
+    def get_num_new_matched_tokens(self, request: object, num_computed_tokens: int) -> tuple[int | None, bool]:
+        return 64, False
+
+    def request_finished(self, request: object, block_ids: object) -> tuple[bool, None]:
+        return False, None
+
+    def update_connector_output(self, connector_output: object) -> None:
+        return None
+
+    def has_pending_block_frees(self) -> bool:
+        return False
+
+    def get_kv_connector_stats(self) -> None:
+        return None
+
+    def take_events(self) -> tuple[object, ...]:
+        return ()
+
+    def reset_cache(self) -> bool | None:
+        return None
+
+
+class _SchedFaulty(kvfault.FaultMixin, _SchedInner):
+    def __init__(self, **faults: object) -> None:
+        self._kv_transfer_config = type("C", (), {"kv_connector_extra_config": {"fault_injection": faults}})()
+        self._fault_init()
+
+
+class _Stats:
+    def __init__(self, data: dict[str, int]) -> None:
+        self.data = data
+
+
+def test_new_settings_are_off_by_default_and_checked() -> None:
+    cfg = kvfault.settings(None)
+    assert (cfg["pending_lookup_rate"], cfg["report"], cfg["refuse_reset"]) == (0.0, False, False)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        kvfault.settings({"fault_injection": {"pending_lookup_rate": 1.5}})
+    with pytest.raises(ValueError, match="true or false"):
+        kvfault.settings({"fault_injection": {"report": 1}})
+
+
+def test_pending_lookups_follow_their_rate_and_the_delay_bound() -> None:
+    cfg = kvfault.settings({"fault_injection": {"seed": 1, "pending_lookup_rate": 0.5, "async_delay_steps": 2}})
+    counts = [kvfault.pending_lookups(cfg, p) for p in PROMPTS]
+    assert 0.4 < sum(c > 0 for c in counts) / len(counts) < 0.6
+    assert set(counts) == {0, 1, 2, 3}
+    assert not any(kvfault.pending_lookups(kvfault.settings(None), p) for p in PROMPTS)
+
+
+def test_a_pending_lookup_answers_none_then_the_wrapped_connector() -> None:
+    conn = _SchedFaulty(seed=1, pending_lookup_rate=1.0, async_rate=0.0, async_delay_steps=0)
+    req = _Req("a", PROMPTS[0])
+    assert conn.get_num_new_matched_tokens(req, 0) == (None, False)
+    assert conn.get_num_new_matched_tokens(req, 0) == (64, False)
+    assert conn.get_num_new_matched_tokens(req, 0) == (64, False)  # asked once, not again
+    assert conn._fault_stats["pending_lookups"] == 1
+    conn.request_finished(req, [])
+    assert "a" not in conn._fault_lookups
+
+
+def test_a_request_finished_during_its_asynchronous_load_holds_blocks_until_the_load_ends() -> None:
+    conn = _SchedFaulty()
+    conn._fault_inflight = {"a", "b"}
+    assert not conn.has_pending_block_frees()
+    conn.request_finished(_Req("a", [1]), [])
+    assert conn.has_pending_block_frees()
+    conn.update_connector_output(_Output({"b"}))
+    assert conn.has_pending_block_frees()
+    conn.update_connector_output(_Output({"a"}))
+    assert not conn.has_pending_block_frees() and not conn._fault_inflight
+
+
+def test_stats_events_and_resets_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(kvfault._CLASSES, "stats", _Stats)
+    quiet, loud = _SchedFaulty(), _SchedFaulty(report=True, refuse_reset=True)
+    for conn in (quiet, loud):
+        conn._fault_stats["async_loads"] = 2
+        conn._fault_events.append("event")
+    assert quiet.get_kv_connector_stats() is None and quiet.reset_cache() is None
+    stats = loud.get_kv_connector_stats()
+    assert stats.data == {"pending_lookups": 0, "async_loads": 2, "failed_recv": 0, "invalid_blocks": 0}
+    assert loud.get_kv_connector_stats() is None  # the interval's counters were handed over
+    assert loud.take_events() == ["event"] and loud.take_events() == []
+    assert loud.reset_cache() is False
+    assert kvfault.add_stats({"a": 1, "b": 2}, {"b": 3, "c": 1}) == {"a": 1, "b": 5, "c": 1}
+
+
+def test_block_hashes_chain_the_full_blocks() -> None:
+    a = kvfault.block_hashes(list(range(10)), 4)
+    assert len(a) == 2 and len(set(a)) == 2 and all(0 <= h < 2**63 for h in a)
+    assert kvfault.block_hashes(list(range(8)), 4) == a
+    assert kvfault.block_hashes([9, *range(1, 10)], 4)[1] != a[1]  # a block's hash depends on its parents
+    assert kvfault.block_hashes([1, 2, 3], 4) == []
+
+
 def test_invalid_blocks_are_loaded_blocks_one_or_a_broken_off_tail() -> None:
     cfg = kvfault.settings({"fault_injection": {"seed": 1, "invalid_rate": 0.5}})
     loaded = [11, 12, 13, 14]

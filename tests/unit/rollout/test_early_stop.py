@@ -130,8 +130,11 @@ def test_a_500x3_run_with_the_seed_effect_stops_where_the_test_says(big_loaded, 
         assert expected.decision == "FAIL" and record["decision"] == "FAIL"
         assert record["decided_at"] == expected.instances <= 40
         # It stopped a few instances after the decision (units that ran while the analysis was asked), not at 500.
+        # How many more ran depends on how long the ask took beside the scheduler: a bound of 25 failed once on
+        # a loaded machine (52 instances for a decision at 23); 60 leaves room for a slow machine and still fails
+        # a run that did not stop.
         ran_instances = len({p.parent.parent.name for p in run.cohort_dir("mtp").glob("units/*/r*/verdict.json")})
-        assert expected.instances <= ran_instances <= expected.instances + 25
+        assert expected.instances <= ran_instances <= expected.instances + 60
         assert mtp.not_run == INSTANCES * REPEATS - mtp.completed - mtp.infra_errors > 1300
         assert mtp.stopped_early and "FAIL decided at instance" in mtp.stopped_early
         # The report judges the cohort on what ran: the left-out instances are the saving, not missing data.

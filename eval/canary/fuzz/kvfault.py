@@ -25,7 +25,10 @@ the seed and the request's prompt token ids only (the same case gets the same fa
 - `report` (default off): what connectors with a remote store send beside the KV: scheduler-side transfer stats
   (`get_kv_connector_stats`, counters of the faults drawn; `build_kv_connector_stats` rebuilds them in the API
   server) and KV events (`take_events`: a BlockStored for each prompt the wrapped connector saves);
-- `refuse_reset` (default off): `reset_cache` answers False (a store that cannot be cleared on request).
+- `refuse_reset` (default off): `reset_cache` answers False (a store that cannot be cleared on request);
+- `held_free_rate` (default 0): a finished request's blocks are held while the connector sends its KV (what a
+  P/D prefill worker's connector does: `request_finished` answers True) and reported in `finished_sending`
+  0..`async_delay_steps` steps later; meanwhile `has_pending_block_frees` says so.
 A request finished (aborted) while its asynchronous load is still in flight keeps its blocks until the load is
 reported finished: `has_pending_block_frees` says so, and vLLM waits for them instead of preempting.
 vLLM's `kv_load_failure_policy` decides: `recompute` must give the same output as a server
@@ -56,6 +59,7 @@ DEFAULTS: dict[str, Any] = {
     "pending_lookup_rate": 0.0,
     "report": False,
     "refuse_reset": False,
+    "held_free_rate": 0.0,
 }
 STAT_KEYS = ("pending_lookups", "async_loads", "failed_recv", "invalid_blocks")
 _log = logging.getLogger("vllm.specqual.kvfault")
@@ -68,7 +72,7 @@ def settings(extra: dict[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"unknown {EXTRA_KEY} settings: {unknown} (known: {sorted(DEFAULTS)})")
     out = {**DEFAULTS, **given}
-    for key in ("async_rate", "invalid_rate", "failed_recv_rate", "pending_lookup_rate"):
+    for key in ("async_rate", "invalid_rate", "failed_recv_rate", "pending_lookup_rate", "held_free_rate"):
         if not 0.0 <= float(out[key]) <= 1.0:
             raise ValueError(f"{EXTRA_KEY}.{key} must be in [0, 1], got {out[key]!r}")
     if int(out["async_delay_steps"]) < 0:
@@ -98,6 +102,13 @@ def async_delay(cfg: dict[str, Any], tokens: Sequence[int]) -> int:
     """Steps between the load and its report of finished receiving (0: the same step)."""
     steps = int(cfg["async_delay_steps"])
     return int(draw(cfg["seed"], tokens, "delay") * (steps + 1)) if steps else 0
+
+
+def held_free(cfg: dict[str, Any], tokens: Sequence[int]) -> int | None:
+    """Steps a finished request's blocks stay held after it finished (None: freed at once)."""
+    if draw(cfg["seed"], tokens, "held") >= float(cfg["held_free_rate"]):
+        return None
+    return int(draw(cfg["seed"], tokens, "held-n") * (int(cfg["async_delay_steps"]) + 1))
 
 
 def pending_lookups(cfg: dict[str, Any], tokens: Sequence[int]) -> int:
@@ -156,6 +167,8 @@ class FaultMeta:
     # req_id -> the blocks an asynchronous load that fails as a whole was to write (overwritten with noise)
     failed: dict[str, list[int]] = field(default_factory=dict)
     seed: int = 0
+    # req_id -> steps until a finished request whose blocks the connector holds is reported finished sending
+    sends: dict[str, int] = field(default_factory=dict)
 
 
 class _AnyLayer(dict):
@@ -198,6 +211,9 @@ class FaultMixin:
         self._fault_orphans: set[str] = set()  # of those, requests already finished: blocks held (scheduler)
         self._fault_stats = dict.fromkeys(STAT_KEYS, 0)  # since the last get_kv_connector_stats (scheduler)
         self._fault_events: list[Any] = []  # KV events to hand over (scheduler)
+        self._fault_holding: set[str] = set()  # finished requests whose blocks this connector holds (scheduler)
+        self._fault_pending_sends: dict[str, int] = {}  # to send (scheduler)
+        self._fault_sending: dict[str, int] = {}  # req_id -> steps left until reported finished sending (worker)
         _log.warning("specqual fault injection on %s: %s", type(self).__name__, self._fault)
 
     # ---------------------------------------------------------------- scheduler side
@@ -256,6 +272,8 @@ class FaultMixin:
         meta = FaultMeta(inner, dict(self._fault_pending_async), dict(self._fault_pending_invalid))
         meta.seed = int(self._fault["seed"])
         meta.failed = dict(self._fault_pending_failed)
+        meta.sends = dict(self._fault_pending_sends)
+        self._fault_pending_sends.clear()
         self._fault_pending_async.clear()
         self._fault_pending_invalid.clear()
         self._fault_pending_failed.clear()
@@ -269,18 +287,29 @@ class FaultMixin:
         self._fault_tried.discard(rid)
         self._fault_async.discard(rid)
         self._fault_lookups.pop(rid, None)
-        if rid in self._fault_inflight:
+        loading = rid in self._fault_inflight
+        if loading:
             self._fault_orphans.add(rid)  # vLLM keeps its blocks until the load is reported finished
-        return super().request_finished(request, block_ids)  # type: ignore[misc]
+        delay_free, params = super().request_finished(request, block_ids)  # type: ignore[misc]
+        # a request still loading is freed when its load ends (vLLM holds it already): never held twice
+        held = None if delay_free or loading else held_free(self._fault, list(request.prompt_token_ids or []))
+        if held is not None:
+            self._fault_holding.add(rid)  # the blocks stay until the worker reports rid finished sending
+            self._fault_pending_sends[rid] = held
+            return True, params
+        return delay_free, params
 
     def update_connector_output(self, connector_output: Any) -> None:
         for rid in getattr(connector_output, "finished_recving", None) or ():
             self._fault_inflight.discard(rid)
             self._fault_orphans.discard(rid)
+        for rid in getattr(connector_output, "finished_sending", None) or ():
+            self._fault_holding.discard(rid)
         super().update_connector_output(connector_output)  # type: ignore[misc]
 
     def has_pending_block_frees(self) -> bool:
-        return bool(self._fault_orphans) or bool(super().has_pending_block_frees())  # type: ignore[misc]
+        pending = bool(self._fault_orphans) or bool(self._fault_holding)
+        return pending or bool(super().has_pending_block_frees())  # type: ignore[misc]
 
     def get_kv_connector_stats(self) -> Any:
         inner = super().get_kv_connector_stats()  # type: ignore[misc]
@@ -335,6 +364,7 @@ class FaultMixin:
     def bind_connector_metadata(self, connector_metadata: Any) -> None:
         if isinstance(connector_metadata, FaultMeta):
             self._fault_meta = connector_metadata
+            self._fault_sending.update(connector_metadata.sends)
             connector_metadata = connector_metadata.inner
         super().bind_connector_metadata(connector_metadata)  # type: ignore[misc]
 
@@ -368,6 +398,14 @@ class FaultMixin:
 
     def get_finished(self, finished_req_ids: set[str]) -> tuple[set[str] | None, set[str] | None]:
         sending, recving = super().get_finished(finished_req_ids)  # type: ignore[misc]
+        sent = set(sending or ())
+        for rid, left in list(self._fault_sending.items()):
+            if left <= 0:
+                sent.add(rid)
+                del self._fault_sending[rid]
+            else:
+                self._fault_sending[rid] = left - 1
+        sending = sent or sending
         done = set(recving or ())
         for rid, state in list(self._fault_waiting.items()):
             if state[0] <= 0:

@@ -298,13 +298,18 @@ KV_RECV_CONFIGS: tuple[KVServerConfig, ...] = (
     KVServerConfig("kvrecv-fail", user=False, prefix_caching=False, policy="fail", faults=True,
                    fault_settings=KV_RECV_FAULTS),
 )  # fmt: skip
-# Test-only slow connector of the scheduler cohort: every load asynchronous and reported 0-12 steps later (a
+# Test-only slow connector of the scheduler cohort: every load asynchronous and reported 0-30 steps later (a
 # client abort, `pause_abort` or a reset lands while loads are in flight), half fail as a whole, half the lookups
 # answer "not known yet" first, transfer stats and KV events reported, connector resets refused (kvfault.py)
 KV_SLOW_FAULTS: tuple[tuple[str, Any], ...] = (
-    ("async_rate", 1.0), ("failed_recv_rate", 0.5), ("async_delay_steps", 12), ("pending_lookup_rate", 0.5),
+    ("async_rate", 1.0), ("failed_recv_rate", 0.5), ("async_delay_steps", 30), ("pending_lookup_rate", 0.5),
     ("report", True), ("refuse_reset", True),
 )  # fmt: skip
+# Test-only holding connector: half the finished requests' blocks held 0-8 steps while the connector "sends" their
+# KV (a P/D prefill worker's connector), half the loads asynchronous, half with invalid blocks (kvfault.py)
+KV_HOLD_FAULTS: tuple[tuple[str, Any], ...] = (("held_free_rate", 0.5), ("async_delay_steps", 8))
+KV_HOLD_CONFIG = KVServerConfig("kvhold-rec", user=False, prefix_caching=False, policy="recompute", faults=True,
+                                fault_settings=KV_HOLD_FAULTS)  # fmt: skip
 KV_SLOW_CONFIG = KVServerConfig("kvslow-rec", user=False, prefix_caching=False, policy="recompute", faults=True,
                                 fault_settings=KV_SLOW_FAULTS)  # fmt: skip
 
@@ -365,6 +370,16 @@ SCHED_SERVER_CONFIGS: tuple[SchedServerConfig, ...] = (
     ),
     # the slow connector under KV-cache pressure: a request aborted while its load is in flight holds its blocks
     # until the load ends (has_pending_block_frees), and a running request that cannot grow waits for them
+    # the holding connector under the same pressure: a running request that cannot grow waits for the held blocks
+    # (has_pending_block_frees) instead of preempting
+    SchedServerConfig(
+        "kvhold-rec",
+        user=False,
+        args={
+            **kv_server_args(KV_HOLD_CONFIG, "self4", SCHED_KV_ROOT),
+            "num_gpu_blocks_override": SCHED_PRESSURE_BLOCKS,
+        },
+    ),
     SchedServerConfig(
         "kvslow-rec",
         user=False,

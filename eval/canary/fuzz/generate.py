@@ -89,6 +89,7 @@ class GenContext:
     features: tuple[str, ...] = DEFAULT_FEATURES
     vocab: list[int] = field(default_factory=list)
     adapters: tuple[str, ...] = ()  # LoRA adapter names the servers serve (feature lora)
+    control_actions: tuple[str, ...] = ()  # engine_control: the calls to draw from (empty: CONTROL_ACTIONS)
 
     def __post_init__(self) -> None:
         if not self.vocab:
@@ -136,7 +137,8 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
         _adapters(requests, ctx.adapters, random.Random(f"specqual-fuzz-lora:{seed}:{index}"))
     controls = []
     if "engine_control" in ctx.features:
-        controls = _controls(requests, random.Random(f"specqual-fuzz-control:{seed}:{index}"))
+        actions = ctx.control_actions or CONTROL_ACTIONS
+        controls = _controls(requests, random.Random(f"specqual-fuzz-control:{seed}:{index}"), actions)
     return Case(seed=seed, index=index, server=ServerConfig(), requests=requests, controls=controls)
 
 
@@ -178,7 +180,9 @@ CONTROL_ACTIONS = (
 )
 
 
-def _controls(requests: list[TimedRequest], rng: random.Random) -> list[EngineControl]:
+def _controls(
+    requests: list[TimedRequest], rng: random.Random, actions: tuple[str, ...] = CONTROL_ACTIONS
+) -> list[EngineControl]:
     """One or two engine control calls in half the cases, made once a streaming request decodes (mid-batch, beside
     drafts) or at a start offset."""
     if rng.random() >= CONTROL_SHARE:
@@ -188,7 +192,7 @@ def _controls(requests: list[TimedRequest], rng: random.Random) -> list[EngineCo
     waits = not any(r.until_others_done for r in requests)
     out = []
     for _ in range(rng.choice((1, 1, 2))):
-        action = rng.choice(CONTROL_ACTIONS)
+        action = rng.choice(actions)
         if action == "pause_wait" and not waits:
             action = "pause"
         after = rng.choice(streaming) if streaming and rng.random() < 0.8 else None

@@ -86,6 +86,7 @@ def gen_context(
         max_requests=cfg.fuzz_max_concurrency,
         features=cfg.fuzz_feature_set(device),
         adapters=tuple(cfg.fuzz_lora_adapters),
+        control_actions=tuple(cfg.fuzz_control_actions or ()),
         **facts,
     )
 

@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 import httpx
+import pytest
 
 from eval.canary.fuzz.case import Case, EngineControl, TimedRequest
 from eval.canary.fuzz.execute import engine_control, records_of, run_case_async
@@ -101,6 +102,27 @@ def test_lora_names_the_files_adapters_on_half_the_requests_and_changes_nothing_
     assert set(loaded.spec.model.generate.options["lora_adapters"]) == set(canary.fuzz_lora_adapters)
     for cohort in loaded.cohorts:  # every server, the reference too, serves every adapter the requests name
         assert set(cohort.server_args["lora_modules"]) == modules and cohort.server_args["enable_lora"]
+
+
+def test_control_actions_can_be_narrowed_and_leave_the_requests_alone() -> None:
+    from typing import get_args
+
+    from eval.canary.fuzz.case import ControlAction
+    from eval.canary.fuzz.generate import CONTROL_ACTIONS
+    from eval.spec.workloads import FUZZ_CONTROL_ACTIONS
+
+    assert set(get_args(ControlAction)) == set(FUZZ_CONTROL_ACTIONS) == set(CONTROL_ACTIONS)
+    full = _gen((*DEFAULT_FEATURES, "engine_control"))
+    narrow = dataclasses.replace(full, control_actions=("pause_abort", "reset_external"))
+    seen: set[str] = set()
+    for i in range(40):
+        a, b = generate_case(full, 0, i), generate_case(narrow, 0, i)
+        assert [r.params for r in a.requests] == [r.params for r in b.requests] and len(a.controls) == len(b.controls)
+        seen |= {c.action for c in b.controls}
+    assert seen == {"pause_abort", "reset_external"}
+    assert generate_case(dataclasses.replace(full, control_actions=()), 0, 3) == generate_case(full, 0, 3)
+    with pytest.raises(ValueError, match="fuzz_control_actions"):
+        CanaryWorkload(fuzz_control_actions=["reboot"])
 
 
 def test_a_server_without_the_endpoints_answers_the_controls_404_and_the_requests_run() -> None:

@@ -305,9 +305,9 @@ KV_SLOW_FAULTS: tuple[tuple[str, Any], ...] = (
     ("async_rate", 1.0), ("failed_recv_rate", 0.5), ("async_delay_steps", 30), ("pending_lookup_rate", 0.5),
     ("report", True), ("refuse_reset", True),
 )  # fmt: skip
-# Test-only holding connector: half the finished requests' blocks held 0-8 steps while the connector "sends" their
+# Test-only holding connector: every finished request's blocks held 0-30 steps while the connector "sends" their
 # KV (a P/D prefill worker's connector), half the loads asynchronous, half with invalid blocks (kvfault.py)
-KV_HOLD_FAULTS: tuple[tuple[str, Any], ...] = (("held_free_rate", 0.5), ("async_delay_steps", 8))
+KV_HOLD_FAULTS: tuple[tuple[str, Any], ...] = (("held_free_rate", 1.0), ("async_delay_steps", 30))
 KV_HOLD_CONFIG = KVServerConfig("kvhold-rec", user=False, prefix_caching=False, policy="recompute", faults=True,
                                 fault_settings=KV_HOLD_FAULTS)  # fmt: skip
 KV_SLOW_CONFIG = KVServerConfig("kvslow-rec", user=False, prefix_caching=False, policy="recompute", faults=True,

@@ -53,10 +53,11 @@ FUZZ_FEATURES = (
     "priority",  # off unless included: per-request `priority` (for `--scheduling-policy priority` servers)
     "engine_control",  # off unless included: pause/resume and prefix-cache resets during a case (dev-mode endpoints)
     "lora",  # off unless included: a request names a LoRA adapter of `fuzz_lora_adapters` as its model
+    "client_timeout",  # off unless included: the client gives up on a streaming request after 20-1500 ms
 )
 # Off by default everywhere, on when `fuzz_include` names them: they change a seed's cases (request bodies, control
 # calls), and only some servers act on them (a priority policy; VLLM_SERVER_DEV_MODE=1 for the control endpoints).
-FUZZ_OPT_IN = ("priority", "engine_control", "lora")
+FUZZ_OPT_IN = ("priority", "engine_control", "lora", "client_timeout")
 # The engine control calls of feature engine_control (eval/canary/fuzz/case.py ControlAction).
 FUZZ_CONTROL_ACTIONS = ("pause", "pause_wait", "pause_abort", "reset_prefix_cache", "reset_running", "reset_external")
 # Off by default where the servers run on CPU (`server.device: cpu`), on unless `fuzz_include` names them:

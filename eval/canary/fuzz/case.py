@@ -47,6 +47,9 @@ class TimedRequest(_Model):
     after: str | None = Field(None, description="send once this request (role) has streamed its first token")
     stream: bool = Field(True, description="stream the reply (token chunks show per-step output)")
     abort_after_tokens: int | None = Field(None, ge=1, description="client closes the stream after this many tokens")
+    abort_after_ms: int | None = Field(
+        None, ge=1, description="client closes the stream this long after sending it, whatever it got (a timeout)"
+    )
     features: list[str] = Field(default_factory=list, description="feature tags, for coverage and shrinking")
     banned_sequences: list[list[int]] = Field(
         default_factory=list, description="token ids of each bad word as vLLM bans them (not sent; for the oracle)"

@@ -72,7 +72,8 @@ def _pilot(req: TimedRequest) -> TimedRequest:
     params = {k: v for k, v in req.params.items() if k not in drop}
     params.update(temperature=0.0, ignore_eos=True)
     return req.model_copy(update={"role": req.role + "-pilot", "params": params, "stream": False, "derive": {},
-                                  "abort_after_tokens": None, "after": None, "start_ms": 0})  # fmt: skip
+                                  "abort_after_tokens": None, "abort_after_ms": None, "after": None,
+                                  "start_ms": 0})  # fmt: skip
 
 
 def _at(draw: dict[str, Any], n: int) -> int:

@@ -130,7 +130,14 @@ async def send(
     body, chat = body_of(req, model, salt), req.endpoint == "chat"
     out.started_at = time.monotonic()
     try:
-        if req.stream:
+        if req.stream and req.abort_after_ms is not None:
+            try:  # a client timeout: closed whatever it got (the stream keeps out.choices current)
+                await asyncio.wait_for(
+                    _stream(http, path, body, req, out, chat, others_done), req.abort_after_ms / 1000
+                )
+            except TimeoutError:
+                out.aborted = True
+        elif req.stream:
             await _stream(http, path, body, req, out, chat, others_done)
         else:
             resp = await http.post(path, json=body)
@@ -193,6 +200,7 @@ async def _stream(
             for c in data.get("choices") or []:
                 _take(choices.setdefault(int(c.get("index", 0)), Choice()), c, chat)
             tokens = sum(len(c.ids) for c in choices.values())
+            out.choices = [choices[i] for i in sorted(choices)]
             if tokens:
                 out.first_token.set()
             if req.abort_after_tokens is not None and tokens >= req.abort_after_tokens:
@@ -318,6 +326,7 @@ def records_of(case: Case, outcomes: dict[str, Outcome], cohort: str, server: st
                 after=req.after,
                 start_ms=req.start_ms,
                 abort_after_tokens=req.abort_after_tokens,
+                abort_after_ms=req.abort_after_ms,
                 stream=req.stream,
                 until_others_done=req.until_others_done or None,
                 completion_tokens=out.completion_tokens,

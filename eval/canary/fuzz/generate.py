@@ -133,6 +133,8 @@ def generate_case(ctx: GenContext, seed: int, index: int) -> Case:
             _thinking_budget(ctx, req, f"fuzz-{seed}-{index}-{req.role}")
     if "priority" in ctx.features and ctx.space.accepts("completions", "priority"):
         _priorities(requests, random.Random(f"specqual-fuzz-priority:{seed}:{index}"))
+    if "client_timeout" in ctx.features:
+        _timeouts(requests, random.Random(f"specqual-fuzz-timeout:{seed}:{index}"))
     if "lora" in ctx.features and ctx.adapters:
         _adapters(requests, ctx.adapters, random.Random(f"specqual-fuzz-lora:{seed}:{index}"))
     controls = []
@@ -153,6 +155,18 @@ def _priorities(requests: list[TimedRequest], rng: random.Random) -> None:
         if rng.random() < PRIORITY_SHARE:
             req.params["priority"] = rng.choice(PRIORITIES)
             req.features.append("priority")
+
+
+TIMEOUT_SHARE = 0.3
+
+
+def _timeouts(requests: list[TimedRequest], rng: random.Random) -> None:
+    """A client that gives up: a share of the streaming requests is closed 20-1500 ms after it was sent, whatever it
+    got (before its first token too: while it waits for KV, a grammar or a slot); compared on what it got."""
+    for req in requests:
+        if rng.random() < TIMEOUT_SHARE and req.stream and req.role not in ("w", "bg"):
+            req.abort_after_ms = rng.randint(20, 1500)
+            req.features.append("client_timeout")
 
 
 LORA_SHARE = 0.5

@@ -94,7 +94,7 @@ def drop_params(case: Case, check: Budget) -> Case:
 
 def plain_timing(case: Case, check: Budget) -> Case:
     for req in list(case.requests):
-        for update in ({"abort_after_tokens": None}, {"after": None, "start_ms": 0}):
+        for update in ({"abort_after_tokens": None, "abort_after_ms": None}, {"after": None, "start_ms": 0}):
             current = case.request(req.role)
             if all(getattr(current, k) in (None, 0) for k in update):
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from pathlib import Path
 
 import httpx
@@ -48,7 +49,8 @@ def test_cohort_file_carries_the_space_configs_users_first() -> None:
         seen.add(config)
     assert seen == set(by_name)
     features = loaded.spec.workloads.canary.fuzz_feature_set("cpu")
-    assert set(FUZZ_OPT_IN) - {"lora"} <= set(features)  # lora: cohorts/lora-cpu.yaml (servers with adapters)
+    # lora: cohorts/lora-cpu.yaml (servers with adapters); client_timeout: named on the command line (canary.md)
+    assert set(FUZZ_OPT_IN) - {"lora", "client_timeout"} <= set(features)
 
 
 def test_opt_in_features_are_off_by_default_and_change_nothing_else() -> None:
@@ -61,7 +63,7 @@ def test_opt_in_features_are_off_by_default_and_change_nothing_else() -> None:
         assert not a.controls and len(a.requests) == len(b.requests)
         for x, y in zip(a.requests, b.requests, strict=True):
             assert x.prompt_token_ids == y.prompt_token_ids and (x.after, x.start_ms) == (y.after, y.start_ms)
-            assert [f for f in y.features if f != "priority"] == x.features
+            assert [f for f in y.features if f not in ("priority", "client_timeout")] == x.features
             assert {k: v for k, v in y.params.items() if k != "priority"} == x.params
             prioritized += "priority" in y.params
         roles = {r.role for r in b.requests}
@@ -139,6 +141,55 @@ def test_a_server_without_the_endpoints_answers_the_controls_404_and_the_request
         {"action": "pause", "status": 404, "error": "HTTP 404"},
         {"action": "reset_running", "status": 404, "error": "HTTP 404"},
     ]
+
+
+class _SlowStream(httpx.AsyncByteStream):
+    """A completion stream of one token every 50 ms, after `first_s`."""
+
+    def __init__(self, first_s: float) -> None:
+        self.first_s = first_s
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(self.first_s)
+        for i in range(20):
+            chunk = {"choices": [{"index": 0, "text": "x", "token_ids": [i], "logprobs": None}]}
+            yield f"data: {json.dumps(chunk)}\n\n".encode()
+            await asyncio.sleep(0.05)
+        yield b"data: [DONE]\n\n"
+
+
+def test_a_client_timeout_closes_the_stream_and_keeps_what_it_got() -> None:
+    from eval.canary.fuzz.execute import Outcome, send
+
+    async def go(first_s: float, after_ms: int) -> Outcome:
+        def handler(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, stream=_SlowStream(first_s))
+
+        req = TimedRequest(role="r0", prompt_token_ids=[1, 2], params={"max_tokens": 20}, abort_after_ms=after_ms)
+        async with httpx.AsyncClient(base_url="http://x", transport=httpx.MockTransport(handler)) as http:
+            return await send(http, req, "m", Outcome())
+
+    mid = asyncio.run(go(0.0, 180))
+    assert mid.aborted and mid.error is None and 1 <= len(mid.choices[0].ids) < 20
+    early = asyncio.run(go(0.5, 60))  # before the first token: a request that waited (KV, grammar, a slot)
+    assert early.aborted and early.error is None and not early.choices
+    whole = asyncio.run(go(0.0, 5000))
+    assert not whole.aborted and len(whole.choices[0].ids) == 20
+
+
+def test_client_timeouts_are_opt_in_and_change_nothing_else() -> None:
+    plain, timed = _gen(), _gen((*DEFAULT_FEATURES, "client_timeout"))
+    total = with_timeout = 0
+    for i in range(40):
+        a, b = generate_case(plain, 0, i), generate_case(timed, 0, i)
+        for x, y in zip(a.requests, b.requests, strict=True):
+            assert x.abort_after_ms is None and x.params == y.params
+            assert [f for f in y.features if f != "client_timeout"] == x.features
+            if y.abort_after_ms is not None:
+                assert y.stream and y.role not in ("w", "bg") and 20 <= y.abort_after_ms <= 1500
+                with_timeout += 1
+            total += 1
+    assert 0.15 < with_timeout / total < 0.4
 
 
 def test_a_pause_is_always_followed_by_a_resume() -> None:

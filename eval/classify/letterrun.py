@@ -39,11 +39,12 @@ def _script(ch: str) -> str:
 def final_letter_run(text: str) -> tuple[int, int]:
     """(start, end) in `text` of the run of one letter (two or more) that ends `text` (blanks after it allowed) and
     does not lengthen a word of its own script, or (0, 0)."""
-    tail = text[-READS:]
-    if tail[-1:].isspace():
-        tail = tail.rstrip()
-    if len(tail) < 2 or tail[-1] != tail[-2] or not tail[-1].isalpha():
+    end = text[-2:]
+    if end[-1:].isspace():
+        end = text[-64:].rstrip()[-2:] or text[-READS:].rstrip()[-2:]  # blanks after the run: a short slice first
+    if len(end) < 2 or end[0] != end[1] or not end[0].isalpha():
         return 0, 0  # almost every field: one look at its last two characters
+    tail = text[-READS:].rstrip()
     letter = tail[-1]
     if letter.lower() in LAUGHTER:
         return 0, 0

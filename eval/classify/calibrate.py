@@ -9,6 +9,7 @@
     .venv/bin/python -m eval.classify.calibrate --update implausible_pairs
     .venv/bin/python -m eval.classify.calibrate --alpha 0 --update tail_pairs
     .venv/bin/python -m eval.classify.calibrate --alpha 0 --update digit_run
+    .venv/bin/python -m eval.classify.calibrate --alpha 0 --update letter_run
     .venv/bin/python -m eval.classify.calibrate --update spaced_gaps      # and split_pieces, spaced_letters
 
 Reads the clean assistant turns of the corpus's `dev` split (tests/data/corpus: the trajectories' turns and the
@@ -23,8 +24,9 @@ calibrates one statistic (`near_duplicates`, eval/classify/neardup.py, `run_toge
 `content_run` and `midsentence_marks`, eval/classify/salad.py, or `glued_words`, eval/classify/glued.py, or
 `implausible_pairs`, eval/classify/wordpairs.py, or `tail_pairs`, eval/classify/tailsalad.py: these three without
 the Python reference's pieces, a source of their lexicon and pair counts, or `digit_run`, eval/classify/digitrun.py,
-with the Python sources' pieces too) on the same fields and replaces only its entry: the others stay as they were
-calibrated (the gettext catalogs differ from machine to machine).
+with the Python sources' pieces too, or `letter_run`, eval/classify/letterrun.py, on the same text as `digit_run`) on
+the same fields and replaces only its entry: the others stay as they were calibrated (the gettext catalogs differ from
+machine to machine).
 """
 
 from __future__ import annotations
@@ -256,6 +258,18 @@ def calibrate_digit_run(texts: list[str], alpha: float) -> dict[str, Any]:
     return entry
 
 
+def calibrate_letter_run(texts: list[str], alpha: float) -> dict[str, Any]:
+    """The run of eval/classify/letterrun.py's `letter_run` beyond which a field loops, on the same text as
+    `digit_run` (the fields, the gettext catalogs' pieces and the Python sources' pieces, whose cuts fall inside
+    test data of one letter): at most `alpha` beyond it."""
+    from eval.classify.letterrun import letter_run
+
+    sources = source_pieces()
+    entry = _upper_threshold(letter_run, texts + sources, alpha)
+    entry["source"] += f" and {len(sources)} pieces of the Python sources under the library directory"
+    return entry
+
+
 def calibrate_split(name: str) -> Callable[[list[str], float], dict[str, Any]]:
     """A calibration of one statistic of eval/classify/splitwords.py (`spaced_gaps`, a share; `split_pieces` and
     `spaced_letters`, counts) on the fields and the gettext catalogs' pieces: at most `alpha` beyond it."""
@@ -293,6 +307,7 @@ UPDATES = {
     "implausible_pairs": calibrate_implausible_pairs,
     "tail_pairs": calibrate_tail_pairs,
     "digit_run": calibrate_digit_run,
+    "letter_run": calibrate_letter_run,
     "spaced_gaps": calibrate_split("spaced_gaps"),
     "split_pieces": calibrate_split("split_pieces"),
     "spaced_letters": calibrate_split("spaced_letters"),

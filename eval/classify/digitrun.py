@@ -72,7 +72,7 @@ def final_digit_run(text: str) -> tuple[int, int]:
     while number_start > 0 and body[number_start - 1].isdigit():
         number_start -= 1
     before = body[number_start - 1] if number_start > 0 else ""
-    if before.isalnum() or before in "._":
+    if before.isalnum() or before in (".", "_"):  # (a tuple: "" at the field's start is in every string)
         return 0, 0  # a fraction (`0.3333…`), a hexadecimal or an identifier's digits (`0x0000…`, `v1000…`)
     line = _blank_code(text[body.rfind("\n") + 1 : len(end)])
     above = body[: body.rfind("\n") + 1].rstrip().rpartition("\n")[2]

@@ -30,6 +30,8 @@ from eval.classify.digitrun import threshold as digit_run_threshold
 from eval.classify.drift import READS as DRIFT_READS
 from eval.classify.drift import asked_for, language_drift
 from eval.classify.drift import threshold as drift_threshold
+from eval.classify.letterrun import final_letter_run
+from eval.classify.letterrun import threshold as letter_run_threshold
 from eval.classify.model import Span, Turn, span_at
 from eval.classify.neardup import READS as NEAR_READS
 from eval.classify.neardup import near_duplicates
@@ -122,6 +124,7 @@ def detect_degenerate_repetition(turn: Turn, ctx: Context) -> list[Span]:
 def _other_span(name: str, text: str, ctx: Context) -> Span | None:
     return (
         _digit_run_span(name, text, ctx)
+        or _letter_run_span(name, text, ctx)
         or _salad_span(name, text, ctx)
         or _near_duplicate_span(name, text, ctx)
         or _drift_span(name, text, ctx)
@@ -133,6 +136,16 @@ def _digit_run_span(name: str, text: str, ctx: Context) -> Span | None:
     model quotes it."""
     start, end = final_digit_run(text)
     if end - start <= (limit := digit_run_threshold()) or ctx.history.contains(text[start:end][:200]):
+        return None
+    why = f"{text[start]!r} x {end - start} up to the end (beyond {limit:.3g})"
+    return span_at(name, text, start, end, why)
+
+
+def _letter_run_span(name: str, text: str, ctx: Context) -> Span | None:
+    """A run of one letter that ends the field, longer than real text writes (eval/classify/letterrun.py), unless the
+    model quotes it."""
+    start, end = final_letter_run(text)
+    if end - start <= (limit := letter_run_threshold()) or ctx.history.contains(text[start:end][:200]):
         return None
     why = f"{text[start]!r} x {end - start} up to the end (beyond {limit:.3g})"
     return span_at(name, text, start, end, why)

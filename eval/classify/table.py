@@ -23,7 +23,7 @@ from eval.classify.toolcalls import detect_malformed_tool_call, detect_missing_t
 Severity = Literal["error", "warning", "info"]
 
 # Bump on any change that can change a label: labels.json records it, so old labels can be told apart.
-CLASSIFIER_VERSION = "1.14.0"
+CLASSIFIER_VERSION = "1.15.0"
 
 
 class Detector(Protocol):

@@ -85,6 +85,24 @@ def _newline_spaces(m: re.Match[str]) -> str:
     return "\n" + " " * (len(m.group()) - 1)
 
 
+_MAY_HOLD_CODE: dict[str, bool] = {}
+_MAY_HOLD_CODE_KEPT = 8  # the fields of the turn being classified (content, reasoning, a few arguments)
+
+
+def may_hold_code(text: str) -> bool:
+    """Whether `text` holds a backtick, a URL, an indented line or opens indented: where it does not, blanking its
+    code changes nothing. Several statistics ask it of the same field (a tail of a field shorter than the tail is the
+    field itself), so the last few answers are kept (a str keeps its hash, and the look-up compares by identity
+    first)."""
+    found = _MAY_HOLD_CODE.get(text)
+    if found is None:
+        found = "`" in text or "://" in text or "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t"))
+        if len(_MAY_HOLD_CODE) >= _MAY_HOLD_CODE_KEPT:
+            _MAY_HOLD_CODE.clear()
+        _MAY_HOLD_CODE[text] = found
+    return found
+
+
 def strip_code(text: str) -> str:
     """`_CODE.sub(" ", text)`: fences, inline code, URLs and indented lines become a space."""
     return _code_replaced(text, " ")
@@ -93,7 +111,7 @@ def strip_code(text: str) -> str:
 def run_together_share(text: str) -> float | None:
     """Share of the non-space characters of `text` (code and URLs left out) in chunks of LONG_CHUNK or more
     characters between spaces that are four fifths letters of a word-spacing script; None if too short."""
-    if "`" in text or "://" in text or "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t")):
+    if may_hold_code(text):
         text = strip_code(text)
     if _speedups is not None:  # the count and the chunks in one pass of C
         total, chunks = _speedups.spaced_chunks(text, LONG_CHUNK)

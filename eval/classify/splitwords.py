@@ -43,6 +43,7 @@ from eval.classify.degeneracy import calibrated
 from eval.classify.generated import read_words
 from eval.classify.glued import known, lexicon
 from eval.classify.spacing import blank_code as _blank_code
+from eval.classify.spacing import may_hold_code
 
 READS = 4096
 MIN_GAPS = 24  # fewer gaps between tokens say nothing about a share
@@ -73,7 +74,7 @@ def _prose(text: str) -> str:
     """The last READS characters with code and URLs blanked to spaces (offsets kept: `offset(text)` + an offset into
     it is an offset into `text`)."""
     tail = text[-READS:]
-    if "`" in tail or "://" in tail or "\n    " in tail or "\n\t" in tail or tail.startswith(("    ", "\t")):
+    if may_hold_code(tail):
         tail = _blank_code(tail)
     return tail
 

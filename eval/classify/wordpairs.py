@@ -39,7 +39,7 @@ from pathlib import Path
 from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import FUNCTION_WORDS, WINDOW_TOKENS
 from eval.classify.glued import known, lexicon
-from eval.classify.spacing import code_to_newlines
+from eval.classify.spacing import code_to_newlines, may_hold_code
 
 CALIBRATION_PIECE = 600  # characters of the gettext catalogs' pieces it is calibrated on: short texts, as it reads
 MAX_WORDS = WINDOW_TOKENS  # words (between whitespace) of a field it reads: as many as the statistics' window
@@ -137,7 +137,7 @@ def _token(token: str, words: frozenset[str]) -> tuple[str, bool, bool]:
 def _without_code(text: str) -> str:
     """`text` with its fences, inline code, URLs and indented lines each a line break (pairs never cross one), where
     it holds a backtick, a URL or an indented line (a `~~~` fence alone is read as prose)."""
-    if "`" in text or "://" in text or "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t")):
+    if may_hold_code(text):
         return code_to_newlines(text)
     return text
 

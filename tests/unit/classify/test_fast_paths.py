@@ -1184,3 +1184,17 @@ def test_the_clitic_prefilter_never_hides_a_doubled_clitic() -> None:
             assert salad_module._may_double_a_clitic(text), text
     assert matched > 1000
     assert salad_module.doubled_clitics("Let's's go, we’re’re here, don't") == 2
+
+
+def test_the_last_sentence_end_by_rfind_is_the_regex_match() -> None:
+    """tailsalad's stretch starts where `.*[.?!]\\s` (re.S, greedy) ends; `_last_sentence_end` finds the same place by
+    `str.rfind` (marks followed by any `str.isspace` character, Unicode included), or -1 where the regex finds none."""
+    from eval.classify.tailsalad import _LAST_SENTENCE_END, _last_sentence_end
+
+    rnd = random.Random(7)
+    alphabet = ".?! \n\t\r\x0b\x0c\x1c\u00a0\u2003ab."
+    cases = ["", ".", ". ", "a.b. c", "end.", "x?\u00a0y", "a!b!c! ", REFERENCE[:256], REFERENCE[-300:]]
+    cases += ["".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 24))) for _ in range(20_000)]
+    for case in cases:
+        m = _LAST_SENTENCE_END.match(case)
+        assert _last_sentence_end(case) == (m.end() if m else -1), repr(case)

@@ -134,18 +134,20 @@ def _other_span(name: str, text: str, ctx: Context) -> Span | None:
 def _digit_run_span(name: str, text: str, ctx: Context) -> Span | None:
     """A run of one digit that ends the field, longer than real text writes (eval/classify/digitrun.py), unless the
     model quotes it."""
-    start, end = final_digit_run(text)
-    if end - start <= (limit := digit_run_threshold()) or ctx.history.contains(text[start:end][:200]):
-        return None
-    why = f"{text[start]!r} x {end - start} up to the end (beyond {limit:.3g})"
-    return span_at(name, text, start, end, why)
+    return _final_run_span(name, text, ctx, final_digit_run(text), digit_run_threshold())
 
 
 def _letter_run_span(name: str, text: str, ctx: Context) -> Span | None:
     """A run of one letter that ends the field, longer than real text writes (eval/classify/letterrun.py), unless the
     model quotes it."""
-    start, end = final_letter_run(text)
-    if end - start <= (limit := letter_run_threshold()) or ctx.history.contains(text[start:end][:200]):
+    return _final_run_span(name, text, ctx, final_letter_run(text), letter_run_threshold())
+
+
+def _final_run_span(name: str, text: str, ctx: Context, run: tuple[int, int], limit: float) -> Span | None:
+    """The span of a run of one character `run` = (start, end) that ends the field, where it is longer than `limit`
+    and the conversation does not already hold it."""
+    start, end = run
+    if end - start <= limit or ctx.history.contains(text[start:end][:200]):
         return None
     why = f"{text[start]!r} x {end - start} up to the end (beyond {limit:.3g})"
     return span_at(name, text, start, end, why)

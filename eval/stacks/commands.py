@@ -75,16 +75,12 @@ def draft_model_path(value: Any, model_path: str) -> Any:
     if value == SELF_DRAFT:
         return model_path
     if isinstance(value, str) and value.startswith(SELF_DRAFT + "/"):
-        sub = value[len(SELF_DRAFT) + 1 :]
-        if not sub or ".." in Path(sub).parts:
-            raise ValueError(f"speculative model {value!r}: name a directory inside the model's, e.g. @target/eagle3")
-        local = Path(model_path)
-        if local.is_dir() and not (local / sub).is_dir():
-            raise ValueError(
-                f"speculative model {value!r}: {local / sub} does not exist (a generated tiny-llama writes its EAGLE "
-                "heads there with options: {draft_heads: [eagle, eagle3, hetero-vocab]})"
-            )
-        return f"{model_path.rstrip('/')}/{sub}"
+        what = f"speculative model {value!r}"
+        hint = (
+            "a generated tiny-llama writes its EAGLE heads there with options: "
+            "{draft_heads: [eagle, eagle3, hetero-vocab]}"
+        )
+        return _inside_model(value, model_path, what, "e.g. @target/eagle3", hint)
     return value
 
 
@@ -98,18 +94,22 @@ def lora_modules_paths(value: Any, model_path: str) -> Any:
         if isinstance(entry, str) and "=" in entry:
             name, path = entry.split("=", 1)
             if path.startswith(SELF_DRAFT + "/"):
-                sub = path[len(SELF_DRAFT) + 1 :]
-                if not sub or ".." in Path(sub).parts:
-                    raise ValueError(f"LoRA module {entry!r}: name a directory inside the model's")
-                local = Path(model_path)
-                if local.is_dir() and not (local / sub).is_dir():
-                    raise ValueError(
-                        f"LoRA module {entry!r}: {local / sub} does not exist (a generated tiny-llama writes "
-                        "adapters there with options: {lora_adapters: [<name>, ...]})"
-                    )
-                entry = f"{name}={model_path.rstrip('/')}/{sub}"
+                hint = "a generated tiny-llama writes adapters there with options: {lora_adapters: [<name>, ...]}"
+                entry = f"{name}={_inside_model(path, model_path, f'LoRA module {entry!r}', '', hint)}"
         out.append(entry)
     return out
+
+
+def _inside_model(value: str, model_path: str, what: str, example: str, hint: str) -> str:
+    """`@target/<dir>` made the path of `<dir>` inside the served model's directory; an error naming `what` where
+    `<dir>` is empty or leaves the model's directory, or does not exist in a local model directory (with `hint`)."""
+    sub = value[len(SELF_DRAFT) + 1 :]
+    if not sub or ".." in Path(sub).parts:
+        raise ValueError(f"{what}: name a directory inside the model's" + (f", {example}" if example else ""))
+    local = Path(model_path)
+    if local.is_dir() and not (local / sub).is_dir():
+        raise ValueError(f"{what}: {local / sub} does not exist ({hint})")
+    return f"{model_path.rstrip('/')}/{sub}"
 
 
 def model_args(spec: CohortFile, model_path: str, model: ModelSpec | None = None) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from eval.classify.compiled import speedups as _speedups
 from eval.classify.degeneracy import FUNCTION_WORDS, calibrated
 from eval.classify.generated import read_words
-from eval.classify.spacing import blank_code
+from eval.classify.spacing import blank_code, may_hold_code
 
 READS = 8192  # the last characters of a field, as the run-together share reads
 MIN_RUN = 5  # shorter runs are words or abbreviations, not two words
@@ -157,7 +157,7 @@ def _glued_candidates_python(tail: str, words: frozenset[str]) -> list[str]:
 
 def _runs(tail: str, base: int, words: frozenset[str]) -> list[tuple[int, int, int]]:
     """glued_runs of the text whose last READS characters, from offset `base`, are `tail`: every word read."""
-    if "`" in tail or "://" in tail or "\n    " in tail or "\n\t" in tail or tail.startswith(("    ", "\t")):
+    if may_hold_code(tail):
         tail = _blank_code(tail)
     seen: set[str] = set()
     out: list[tuple[int, int, int]] = []
